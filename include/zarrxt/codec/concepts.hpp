@@ -1,0 +1,255 @@
+/** @file codec/concepts.hpp
+ *  The three codec kinds and their requirements.
+ *
+ *  A codec chain is zero or more array->array codecs, exactly one array->bytes codec, then zero
+ *  or more bytes->bytes codecs (Zarr v3 core, "codecs"). A codec type declares its kind with a tag
+ *  (`using codec_kind = codec::bytes_to_bytes_tag;`), its Zarr name, a plain configuration, and
+ *  the operations of its kind below. Codecs work on bytes and on untyped strided arrays, never on
+ *  T, so each codec compiles once however many element types an application uses.
+ *
+ *  See docs/concepts/codec.md for the requirement tables and tests/concepts/exemplars.cpp for a
+ *  minimal user codec that the test suite keeps compiling.
+ */
+#pragma once
+
+#include "../detail/buffer.hpp"
+#include "../detail/json.hpp"
+#include "../detail/small_vector.hpp"
+#include "../dtype.hpp"
+#include "../limits.hpp"
+#include "../metadata/fill_value.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace zarrxt::codec
+{
+
+struct array_to_array_tag
+{
+};
+struct array_to_bytes_tag
+{
+};
+struct bytes_to_bytes_tag
+{
+};
+
+/// What a codec is bound to when a chain is built: the array representation it will see.
+struct codec_context
+{
+    dtype_id dtype = dtype_id::uint8;
+    dims chunk_shape; ///< shape of the array the codec receives (after a2a codecs)
+    fill_value fill;
+    limit_values limits = limit_values::from(default_limits{}); ///< caps for decodes the codec runs itself
+
+    std::size_t element_size() const noexcept { return info(dtype).size; }
+};
+
+/// An untyped strided array: `data` points at element (0, ..., 0); strides count elements.
+struct array_view
+{
+    std::byte* data = nullptr;
+    std::size_t element_size = 0;
+    dims shape;
+    sdims strides;
+
+    std::uint64_t elements() const noexcept
+    {
+        std::uint64_t n = 1;
+        for (auto e : shape)
+        {
+            n *= e;
+        }
+        return n;
+    }
+
+    bool is_c_contiguous() const noexcept
+    {
+        std::int64_t expect = 1;
+        for (std::size_t i = shape.size(); i-- > 0;)
+        {
+            if (shape[i] != 1 && strides[i] != expect)
+            {
+                return false;
+            }
+            expect *= static_cast<std::int64_t>(shape[i]);
+        }
+        return true;
+    }
+
+    static sdims c_strides(const dims& shape)
+    {
+        sdims s(shape.size());
+        std::int64_t acc = 1;
+        for (std::size_t i = shape.size(); i-- > 0;)
+        {
+            s[i] = acc;
+            acc *= static_cast<std::int64_t>(shape[i]);
+        }
+        return s;
+    }
+};
+
+/// Bounds a bytes->bytes decoder must respect.
+struct decode_hint
+{
+    std::optional<std::size_t> exact; ///< the decoded size is known and must match
+    std::size_t max = 0;              ///< never produce more than this (limits; bombs stop here)
+};
+
+/// Reusable scratch space for one worker; codecs resize but never shrink these buffers.
+struct scratch_space
+{
+    buffer a;     ///< bytes->bytes stages alternate between a and b
+    buffer b;
+    buffer array; ///< array->array stages
+    buffer work;  ///< the kernels' chunk assembly buffer (never touched by codecs)
+};
+
+/*********************************
+ * requirements, one per kind    *
+ *********************************/
+
+template <class C>
+concept named_codec = requires(const C& c, const json& cfg, const codec_context& ctx) {
+    {
+        C::name
+    } -> std::convertible_to<std::string_view>;
+    {
+        c.to_json()
+    } -> std::convertible_to<json>;
+    {
+        C::from_json(cfg, ctx)
+    } -> std::same_as<C>;
+};
+
+/// bytes -> bytes: `decode` returns the decoded bytes, either inside `out` or a sub-span of `in`
+/// (a checksum codec strips its trailer without copying). `encode` appends nothing: it replaces
+/// `out` with the encoded bytes. `encoded_size` returns the encoded size for a decoded size when it
+/// is fixed (checksums) and nullopt otherwise (compressors); shard index chains need it fixed.
+template <class C>
+concept bytes_to_bytes_codec =
+    named_codec<C> && std::is_same_v<typename C::codec_kind, bytes_to_bytes_tag>
+    && requires(const C& c, byte_view in, mutable_byte_view min, buffer& out, const decode_hint& hint) {
+           {
+               c.encode(in, out)
+           } -> std::same_as<void>;
+           {
+               c.decode(min, out, hint)
+           } -> std::same_as<mutable_byte_view>;
+           {
+               c.encoded_size(std::size_t{})
+           } -> std::same_as<std::optional<std::size_t>>;
+       };
+
+/// array -> bytes: `decode` turns encoded bytes into a C-contiguous native-order array of
+/// `ctx.chunk_shape` (possibly in place, possibly into `scratch`) and returns its bytes;
+/// `encode` turns a C-contiguous native array into bytes (possibly without copying).
+template <class C>
+concept array_to_bytes_codec =
+    named_codec<C> && std::is_same_v<typename C::codec_kind, array_to_bytes_tag>
+    && requires(const C& c, mutable_byte_view in, byte_view cin, buffer& scratch) {
+           {
+               c.decode(in, scratch)
+           } -> std::same_as<mutable_byte_view>;
+           {
+               c.encode(cin, scratch)
+           } -> std::same_as<byte_view>;
+       };
+
+/// array -> array: `encoded_shape` maps the decoded shape to the encoded one; `decode` maps an
+/// encoded view to a view in decoded axis order (a transpose only permutes strides); `encode`
+/// materialises the encoded array, C-contiguous, into `out`.
+template <class C>
+concept array_to_array_codec =
+    named_codec<C> && std::is_same_v<typename C::codec_kind, array_to_array_tag>
+    && requires(const C& c, const dims& shape, array_view v, buffer& out) {
+           {
+               c.encoded_shape(shape)
+           } -> std::same_as<dims>;
+           {
+               c.decode(v, out)
+           } -> std::same_as<array_view>;
+           {
+               c.encode(v, out)
+           } -> std::same_as<array_view>;
+       };
+
+template <class C>
+concept any_codec = array_to_array_codec<C> || array_to_bytes_codec<C> || bytes_to_bytes_codec<C>;
+
+/// 0 = array->array, 1 = array->bytes, 2 = bytes->bytes (the order a chain must follow).
+template <class C>
+constexpr int kind_rank() noexcept
+{
+    if constexpr (std::is_same_v<typename C::codec_kind, array_to_array_tag>)
+    {
+        return 0;
+    }
+    else if constexpr (std::is_same_v<typename C::codec_kind, array_to_bytes_tag>)
+    {
+        return 1;
+    }
+    else
+    {
+        return 2;
+    }
+}
+
+/// Shared configuration helpers for from_json implementations.
+namespace detail
+{
+
+[[noreturn]] inline void bad_config(std::string_view codec, const std::string& msg)
+{
+    throw metadata_error(metadata_errc::invalid_codec_config, std::string(codec) + ": " + msg);
+}
+
+inline void check_keys(std::string_view codec, const json& cfg, std::initializer_list<std::string_view> known)
+{
+    if (!cfg.is_object())
+    {
+        bad_config(codec, "configuration must be an object");
+    }
+    for (auto it = cfg.begin(); it != cfg.end(); ++it)
+    {
+        bool ok = false;
+        for (auto k : known)
+        {
+            ok = ok || it.key() == k;
+        }
+        if (!ok)
+        {
+            bad_config(codec, "unknown configuration member \"" + it.key() + "\"");
+        }
+    }
+}
+
+inline std::int64_t int_member(std::string_view codec, const json& cfg, const char* key, std::int64_t def,
+                               std::int64_t lo, std::int64_t hi)
+{
+    auto it = cfg.find(key);
+    if (it == cfg.end())
+    {
+        return def;
+    }
+    if (!it->is_number_integer())
+    {
+        bad_config(codec, "\"" + std::string(key) + "\" must be an integer, got " + it->dump());
+    }
+    const auto v = it->get<std::int64_t>();
+    if (v < lo || v > hi)
+    {
+        bad_config(codec, "\"" + std::string(key) + "\" must be in [" + std::to_string(lo) + ", "
+                              + std::to_string(hi) + "], got " + std::to_string(v));
+    }
+    return v;
+}
+
+} // namespace detail
+} // namespace zarrxt::codec

@@ -1,0 +1,312 @@
+/** @file codec/dynamic_chain.hpp
+ *  `dynamic_chain`: a codec chain built at open from the array's metadata, for arrays whose codecs
+ *  are not known at compile time (the default). Each codec is a built-in codec class held behind a
+ *  small virtual interface; one virtual call per codec per chunk is noise next to decoding.
+ *
+ *  The codecs are the same classes a static `chain<...>` uses, so both paths decode identically.
+ */
+#pragma once
+
+#include "../metadata/array_metadata.hpp"
+#include "../zarrxt_fwd.hpp"
+#include "concepts.hpp"
+#include "pipeline.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zarrxt
+{
+
+namespace codec
+{
+class sharding_base;
+
+/********************************
+ * type-erased codec interfaces *
+ ********************************/
+
+namespace detail
+{
+
+struct erased_codec
+{
+    virtual ~erased_codec() = default;
+    virtual std::string_view codec_name() const = 0;
+    virtual json codec_json() const = 0;
+};
+
+struct erased_a2a : erased_codec
+{
+    virtual dims encoded_shape(const dims&) const = 0;
+    virtual array_view decode(array_view, buffer&) const = 0;
+    virtual array_view encode(array_view, buffer&) const = 0;
+};
+
+struct erased_a2b : erased_codec
+{
+    virtual mutable_byte_view decode(mutable_byte_view, buffer&) const = 0;
+    virtual byte_view encode(byte_view, buffer&) const = 0;
+    /// Encoded size when fixed (the bytes codec), nullopt otherwise (sharding).
+    virtual std::optional<std::size_t> fixed_size() const = 0;
+    /// Non-null when this is a sharding codec (partial reads go through it).
+    virtual const sharding_base* sharding() const { return nullptr; }
+};
+
+struct erased_b2b : erased_codec
+{
+    virtual void encode(byte_view, buffer&) const = 0;
+    virtual mutable_byte_view decode(mutable_byte_view, buffer&, const decode_hint&) const = 0;
+    virtual std::optional<std::size_t> encoded_size(std::size_t) const = 0;
+};
+
+template <class C>
+struct a2a_model final : erased_a2a
+{
+    explicit a2a_model(C c) : m_c(std::move(c)) {}
+    std::string_view codec_name() const override { return C::name; }
+    json codec_json() const override { return m_c.to_json(); }
+    dims encoded_shape(const dims& s) const override
+    {
+        return m_c.encoded_shape(s);
+    }
+    array_view decode(array_view v, buffer& b) const override { return m_c.decode(std::move(v), b); }
+    array_view encode(array_view v, buffer& b) const override { return m_c.encode(std::move(v), b); }
+    C m_c;
+};
+
+template <class C>
+struct a2b_model final : erased_a2b
+{
+    explicit a2b_model(C c) : m_c(std::move(c)) {}
+    std::string_view codec_name() const override { return C::name; }
+    json codec_json() const override { return m_c.to_json(); }
+    mutable_byte_view decode(mutable_byte_view in, buffer& b) const override { return m_c.decode(in, b); }
+    byte_view encode(byte_view in, buffer& b) const override { return m_c.encode(in, b); }
+    std::optional<std::size_t> fixed_size() const override
+    {
+        if constexpr (requires { m_c.fixed_encoded_size(); })
+        {
+            return m_c.fixed_encoded_size();
+        }
+        else
+        {
+            return std::nullopt;
+        }
+    }
+    const sharding_base* sharding() const override
+    {
+        if constexpr (std::is_base_of_v<sharding_base, C>)
+        {
+            return &m_c;
+        }
+        else
+        {
+            return nullptr;
+        }
+    }
+    C m_c;
+};
+
+template <class C>
+struct b2b_model final : erased_b2b
+{
+    explicit b2b_model(C c) : m_c(std::move(c)) {}
+    std::string_view codec_name() const override { return C::name; }
+    json codec_json() const override { return m_c.to_json(); }
+    void encode(byte_view in, buffer& out) const override { m_c.encode(in, out); }
+    mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& h) const override
+    {
+        return m_c.decode(in, out, h);
+    }
+    std::optional<std::size_t> encoded_size(std::size_t n) const override { return m_c.encoded_size(n); }
+    C m_c;
+};
+
+/// Result of looking a codec name up among the built-ins (defined in codec/registry.hpp).
+struct made_codec
+{
+    std::unique_ptr<erased_a2a> a2a;
+    std::unique_ptr<erased_a2b> a2b;
+    std::unique_ptr<erased_b2b> b2b;
+};
+
+made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx);
+int builtin_codec_kind(const std::string& name);
+
+} // namespace detail
+} // namespace codec
+
+/*****************
+ * dynamic_chain *
+ *****************/
+
+class dynamic_chain
+{
+public:
+    dynamic_chain() = default;
+    dynamic_chain(dynamic_chain&&) noexcept = default;
+    dynamic_chain& operator=(dynamic_chain&&) noexcept = default;
+
+    /// Build and validate the chain of an array.
+    static dynamic_chain from_metadata(const array_metadata& m, const limit_values& limits)
+    {
+        codec::codec_context ctx;
+        ctx.dtype = m.dtype;
+        ctx.chunk_shape = dims(m.chunk_shape);
+        ctx.fill = m.fill;
+        ctx.limits = limits;
+        return from_specs(m.codecs, ctx);
+    }
+
+    /// Build a chain for arrays of `ctx` (also used for a shard's inner and index chains).
+    static dynamic_chain from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx);
+
+    /// Decode one whole chunk; the result is a view in the chunk's own axis order, possibly
+    /// pointing into `encoded` (decoded in place) or into `s`.
+    codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;
+
+    /// Encode a C-contiguous chunk; the result may point into `chunk` itself or into `s`.
+    byte_view encode(const codec::array_view& chunk, codec::scratch_space& s) const;
+
+    std::vector<codec_spec> specs() const;
+    const codec::codec_context& context() const noexcept { return m_ctx; }
+    std::size_t size() const noexcept { return m_a2a.size() + 1 + m_b2b.size(); }
+
+    /// Encoded size for a decoded chunk when every stage has a fixed size (shard index chains).
+    std::optional<std::size_t> fixed_encoded_size() const { return m_sizes.back(); }
+
+    /// The sharding codec when the chain is exactly [sharding_indexed] (partial reads apply),
+    /// else nullptr.
+    const codec::sharding_base* sharding() const noexcept
+    {
+        return m_a2a.empty() && m_b2b.empty() && m_a2b ? m_a2b->sharding() : nullptr;
+    }
+    /// The sharding codec anywhere in the chain (for reporting), else nullptr.
+    const codec::sharding_base* any_sharding() const noexcept { return m_a2b ? m_a2b->sharding() : nullptr; }
+
+private:
+    codec::codec_context m_ctx;
+    std::vector<std::unique_ptr<codec::detail::erased_a2a>> m_a2a;
+    std::unique_ptr<codec::detail::erased_a2b> m_a2b;
+    std::vector<std::unique_ptr<codec::detail::erased_b2b>> m_b2b;
+    std::vector<dims> m_shapes; // shape entering a2a[i]; back() enters a2b
+    std::vector<std::optional<std::size_t>> m_sizes;    // size entering b2b[i] when encoding; back() = encoded
+};
+
+/******************
+ * implementation *
+ ******************/
+
+inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx)
+{
+    if (specs.empty())
+    {
+        throw metadata_error(metadata_errc::invalid_value, "a codec chain needs at least one codec");
+    }
+    std::vector<int> kinds;
+    std::vector<std::string> names;
+    for (const auto& s : specs)
+    {
+        kinds.push_back(codec::detail::builtin_codec_kind(s.name));
+        names.push_back(s.name);
+    }
+    codec::detail::check_kind_order(kinds, names);
+
+    dynamic_chain c;
+    c.m_ctx = ctx;
+    c.m_shapes.push_back(ctx.chunk_shape);
+    codec::codec_context stage = ctx;
+    for (const auto& s : specs)
+    {
+        auto made = codec::detail::make_builtin_codec(s, stage);
+        if (made.a2a)
+        {
+            stage.chunk_shape = made.a2a->encoded_shape(stage.chunk_shape);
+            c.m_shapes.push_back(stage.chunk_shape);
+            c.m_a2a.push_back(std::move(made.a2a));
+        }
+        else if (made.a2b)
+        {
+            c.m_a2b = std::move(made.a2b);
+        }
+        else
+        {
+            c.m_b2b.push_back(std::move(made.b2b));
+        }
+    }
+    c.m_sizes = codec::detail::b2b_sizes(c.m_a2b->fixed_size(), c.m_b2b.size(),
+                                         [&](std::size_t i, std::size_t n) { return c.m_b2b[i]->encoded_size(n); });
+    return c;
+}
+
+inline codec::array_view dynamic_chain::decode(mutable_byte_view encoded, codec::scratch_space& s,
+                                               const limit_values& limits) const
+{
+    codec::detail::stage_buffers stages(s);
+    mutable_byte_view cur = encoded;
+    for (std::size_t i = m_b2b.size(); i-- > 0;)
+    {
+        buffer& out = stages.next();
+        cur = m_b2b[i]->decode(cur, out, {m_sizes[i], static_cast<std::size_t>(limits.max_chunk_bytes)});
+        stages.landed(cur, out);
+    }
+    cur = m_a2b->decode(cur, stages.next());
+    codec::array_view v;
+    v.data = cur.data();
+    v.element_size = m_ctx.element_size();
+    v.shape = m_shapes.back();
+    v.strides = codec::array_view::c_strides(v.shape);
+    for (std::size_t i = m_a2a.size(); i-- > 0;)
+    {
+        v = m_a2a[i]->decode(std::move(v), s.array);
+    }
+    return v;
+}
+
+inline byte_view dynamic_chain::encode(const codec::array_view& chunk, codec::scratch_space& s) const
+{
+    codec::array_view v = chunk;
+    buffer* a2a_out[2] = {&s.array, &s.b};
+    for (std::size_t i = 0; i < m_a2a.size(); ++i)
+    {
+        v = m_a2a[i]->encode(std::move(v), *a2a_out[i % 2]);
+    }
+    // The a2b stage sees a C-contiguous array (a2a outputs are materialised).
+    const std::size_t n = static_cast<std::size_t>(v.elements()) * v.element_size;
+    byte_view cur = m_a2b->encode(byte_view(v.data, n), s.a);
+    codec::detail::stage_buffers stages(s);
+    if (cur.data() == s.a.data() && n != 0)
+    {
+        stages.landed(cur, s.a);
+    }
+    for (std::size_t i = 0; i < m_b2b.size(); ++i)
+    {
+        buffer& out = stages.next();
+        m_b2b[i]->encode(cur, out);
+        cur = out.view();
+        stages.landed(cur, out);
+    }
+    return cur;
+}
+
+inline std::vector<codec_spec> dynamic_chain::specs() const
+{
+    std::vector<codec_spec> out;
+    for (const auto& c : m_a2a)
+    {
+        out.emplace_back(std::string(c->codec_name()), c->codec_json());
+    }
+    out.emplace_back(std::string(m_a2b->codec_name()), m_a2b->codec_json());
+    for (const auto& c : m_b2b)
+    {
+        out.emplace_back(std::string(c->codec_name()), c->codec_json());
+    }
+    return out;
+}
+
+} // namespace zarrxt
+
+#include "registry.hpp"

@@ -1,0 +1,98 @@
+/** @file codec/registry.hpp
+ *  The built-in codecs a `dynamic_chain` can build from metadata: a compile-time list, looked up by
+ *  name. There is no run-time registration to remember and no global table; a codec is compiled
+ *  into a program only through the headers it includes (this one includes all built-ins).
+ */
+#pragma once
+
+#include "blosc.hpp"
+#include "bytes.hpp"
+#include "crc32c.hpp"
+#include "dynamic_chain.hpp"
+#include "gzip.hpp"
+#include "sharding_indexed.hpp"
+#include "transpose.hpp"
+#include "zlib.hpp"
+#include "zstd.hpp"
+
+#include <string>
+
+namespace zarrxt::codec::detail
+{
+
+template <class... Codecs>
+struct codec_list
+{
+};
+
+using builtin_codecs = codec_list<transpose, bytes<>, sharding_indexed<dynamic_chain, dynamic_chain, no_index_cache>,
+                                  gzip, zlib, zstd, crc32c, blosc>;
+
+template <class... Codecs>
+int kind_of_name(const std::string& name, codec_list<Codecs...>)
+{
+    int kind = -1;
+    ((kind = kind < 0 && name == Codecs::name ? kind_rank<Codecs>() : kind), ...);
+    return kind;
+}
+
+template <class C>
+bool try_make(const codec_spec& spec, const codec_context& ctx, made_codec& out)
+{
+    if (spec.name != C::name)
+    {
+        return false;
+    }
+    C c = C::from_json(spec.configuration, ctx);
+    if constexpr (kind_rank<C>() == 0)
+    {
+        out.a2a = std::make_unique<a2a_model<C>>(std::move(c));
+    }
+    else if constexpr (kind_rank<C>() == 1)
+    {
+        out.a2b = std::make_unique<a2b_model<C>>(std::move(c));
+    }
+    else
+    {
+        out.b2b = std::make_unique<b2b_model<C>>(std::move(c));
+    }
+    return true;
+}
+
+template <class... Codecs>
+made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, codec_list<Codecs...>)
+{
+    made_codec out;
+    (try_make<Codecs>(spec, ctx, out) || ...);
+    return out;
+}
+
+[[noreturn]] inline void throw_unknown_codec(const std::string& name)
+{
+    throw metadata_error(metadata_errc::unknown_codec,
+                         "codec \"" + name
+                             + "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zlib, zstd, "
+                               "crc32c, blosc, sharding_indexed)");
+}
+
+inline int builtin_codec_kind(const std::string& name)
+{
+    const int k = kind_of_name(name, builtin_codecs{});
+    if (k < 0)
+    {
+        throw_unknown_codec(name);
+    }
+    return k;
+}
+
+inline made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx)
+{
+    made_codec m = make_from_list(spec, ctx, builtin_codecs{});
+    if (!m.a2a && !m.a2b && !m.b2b)
+    {
+        throw_unknown_codec(spec.name);
+    }
+    return m;
+}
+
+} // namespace zarrxt::codec::detail

@@ -1,0 +1,876 @@
+/** @file codec/sharding_indexed.hpp
+ *  `sharding_indexed` (array -> bytes): a shard holds a grid of inner chunks, each encoded with the
+ *  inner codec chain, plus an index locating them.
+ *  Spec: https://zarr-specs.readthedocs.io/en/latest/v3/codecs/sharding-indexed/index.html
+ *
+ *  Shard layout (index at the end; with index_location "start" the index comes first):
+ *
+ *      +----------+----------+-----+----------------------------------------------+
+ *      | chunk a  | chunk b  | ... | index: (offset, nbytes) uint64 per inner     |
+ *      | (inner   | encoded) |     | chunk in C order, encoded by index_codecs    |
+ *      +----------+----------+-----+----------------------------------------------+
+ *
+ *  An entry of (2^64-1, 2^64-1) marks an inner chunk that is not stored (it reads as fill value).
+ *  Every entry is validated before use: inside the shard, no overflow, not overlapping the index.
+ *
+ *  Reads are partial: the index is read once (or served by the index cache), then only the byte
+ *  ranges of the inner chunks a request touches, with adjacent ranges coalesced. Writes rebuild a
+ *  shard once per call: touched inner chunks are re-encoded, untouched ones are copied as encoded
+ *  bytes without decoding, empty inner chunks are not stored, and a shard left with no inner chunk
+ *  is erased. Nested sharding (a sharding codec as the inner chain) reads through byte ranges of
+ *  the outer shard all the way down.
+ */
+#pragma once
+
+#include "../detail/fill.hpp"
+#include "../detail/strided_copy.hpp"
+#include "../kernel/io.hpp"
+#include "../zarrxt_fwd.hpp"
+#include "concepts.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace zarrxt
+{
+namespace codec
+{
+
+/// What the kernels see of a sharding codec, whatever its inner and index chain types.
+class sharding_base
+{
+public:
+    virtual ~sharding_base() = default;
+
+    /// Deliver every inner chunk intersecting `region` (shard coordinates) to `sink`.
+    virtual void read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const = 0;
+
+    /// Rewrite the shard so that `region` holds `src` (an array of region.extent). `bounds` is the
+    /// part of the shard inside the array; outside it everything is fill value.
+    virtual void write_region(object_io& io, const box& region, const box& bounds, const array_view& src,
+                              write_context& ctx) const = 0;
+
+    /// The validated index of a shard (nullptr when the shard does not exist).
+    virtual shard_index_ptr read_index(range_reader& src, read_context& ctx) const = 0;
+
+    /// Decode every inner chunk of a shard (verification).
+    virtual void verify(range_reader& src, read_context& ctx) const = 0;
+
+    virtual const dims& inner_chunk_shape() const noexcept = 0;
+    virtual bool index_at_end() const noexcept = 0;
+    virtual std::size_t index_encoded_size() const noexcept = 0;
+    virtual json configuration() const = 0;
+};
+
+template <class InnerChain, class IndexChain, class IndexCache>
+class sharding_indexed final : public sharding_base
+{
+public:
+    using codec_kind = array_to_bytes_tag;
+    using inner_chain_type = InnerChain;
+    using index_chain_type = IndexChain;
+    using index_cache_type = IndexCache;
+    static constexpr std::string_view name = "sharding_indexed";
+
+    static sharding_indexed from_json(const json& cfg, const codec_context& ctx);
+    json to_json() const { return configuration(); }
+    json configuration() const override;
+
+    /// Whole-shard decode/encode: used when the shard is not the only codec of its chain
+    /// (a transpose before it or a compressor after it) and for nested shards being rewritten.
+    mutable_byte_view decode(mutable_byte_view in, buffer& out) const;
+    byte_view encode(byte_view in, buffer& out) const;
+
+    void read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const override;
+    void write_region(object_io& io, const box& region, const box& bounds, const array_view& src,
+                      write_context& ctx) const override;
+    shard_index_ptr read_index(range_reader& src, read_context& ctx) const override;
+    void verify(range_reader& src, read_context& ctx) const override;
+
+    const dims& inner_chunk_shape() const noexcept override { return m_inner; }
+    bool index_at_end() const noexcept override { return m_at_end; }
+    std::size_t index_encoded_size() const noexcept override { return m_index_size; }
+    const InnerChain& inner_chain() const noexcept { return m_inner_chain; }
+
+    /// Ranges closer than this many bytes are read with one request.
+    static constexpr std::uint64_t coalesce_gap = 4096;
+    /// A coalesced request never exceeds this many bytes (unless one inner chunk alone does).
+    static constexpr std::uint64_t coalesce_max = 32u << 20;
+
+private:
+    struct hit
+    {
+        std::uint64_t offset;
+        std::uint64_t nbytes;
+        std::size_t linear;
+    };
+
+    bool try_read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const;
+    shard_index_ptr fetch_index(range_reader& src, read_context& ctx, bool& from_cache) const;
+    shard_index_ptr parse_index(mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
+                                const std::string& key) const;
+    dims origin_of(std::size_t linear) const;
+    void assemble(buffer& out, const box& region, const box& bounds, const array_view* src, byte_view old_bytes,
+                  const shard_index* old_index, write_context& ctx, bool& empty) const;
+
+    codec_context m_ctx; // the shard as an array (shape = shard shape)
+    dims m_inner;        // inner chunk shape
+    dims m_grid;         // inner chunks per axis
+    std::size_t m_count = 0;
+    bool m_at_end = true;
+    std::size_t m_index_size = 0;
+    std::size_t m_inner_bytes = 0;
+    InnerChain m_inner_chain;
+    IndexChain m_index_chain;
+    json m_codecs_json;
+    json m_index_codecs_json;
+};
+
+/******************
+ * implementation *
+ ******************/
+
+namespace detail
+{
+
+inline std::vector<codec_spec> parse_codec_list(const json& j, std::string_view member)
+{
+    if (!j.is_array() || j.empty())
+    {
+        bad_config("sharding_indexed", "\"" + std::string(member) + "\" must be a non-empty array of codecs");
+    }
+    std::vector<codec_spec> out;
+    for (const auto& c : j)
+    {
+        if (c.is_string())
+        {
+            out.emplace_back(c.get<std::string>());
+        }
+        else if (c.is_object() && c.contains("name") && c["name"].is_string())
+        {
+            json cfg = c.contains("configuration") ? c["configuration"] : json::object();
+            if (!cfg.is_object())
+            {
+                bad_config("sharding_indexed", "codec configuration must be an object");
+            }
+            out.emplace_back(c["name"].get<std::string>(), std::move(cfg));
+        }
+        else
+        {
+            bad_config("sharding_indexed", "invalid codec in \"" + std::string(member) + "\": " + c.dump());
+        }
+    }
+    return out;
+}
+
+inline json specs_to_json(const std::vector<codec_spec>& specs)
+{
+    json a = json::array();
+    for (const auto& s : specs)
+    {
+        a.push_back(s.to_json());
+    }
+    return a;
+}
+
+} // namespace detail
+
+template <class InnerChain, class IndexChain, class IndexCache>
+sharding_indexed<InnerChain, IndexChain, IndexCache>
+sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg, const codec_context& ctx)
+{
+    detail::check_keys(name, cfg, {"chunk_shape", "codecs", "index_codecs", "index_location"});
+    sharding_indexed s;
+    s.m_ctx = ctx;
+    const std::size_t rank = ctx.chunk_shape.size();
+    auto cs = cfg.find("chunk_shape");
+    if (cs == cfg.end() || !cs->is_array() || cs->size() != rank)
+    {
+        detail::bad_config(name, "\"chunk_shape\" must list " + std::to_string(rank) + " extents");
+    }
+    for (std::size_t d = 0; d < rank; ++d)
+    {
+        const json& e = (*cs)[d];
+        if (!e.is_number_unsigned() || e.get<std::uint64_t>() == 0)
+        {
+            detail::bad_config(name, "\"chunk_shape\" extents must be positive integers, got " + cs->dump());
+        }
+        const auto inner = e.get<std::uint64_t>();
+        if (ctx.chunk_shape[d] % inner != 0)
+        {
+            detail::bad_config(name, "inner chunk shape " + cs->dump() + " does not divide the shard shape on axis "
+                                         + std::to_string(d));
+        }
+        s.m_inner.push_back(inner);
+        s.m_grid.push_back(ctx.chunk_shape[d] / inner);
+    }
+    s.m_count = zarrxt::detail::to_size(zarrxt::detail::checked_product(s.m_grid, "inner chunks per shard"),
+                                        "inner chunks per shard");
+    s.m_inner_bytes = zarrxt::detail::to_size(
+        zarrxt::detail::checked_mul(zarrxt::detail::checked_product(s.m_inner, "inner chunk elements"),
+                                    ctx.element_size(), "inner chunk bytes"),
+        "inner chunk bytes");
+    if (auto loc = cfg.find("index_location"); loc != cfg.end())
+    {
+        if (!loc->is_string() || (*loc != "start" && *loc != "end"))
+        {
+            detail::bad_config(name, "\"index_location\" must be \"start\" or \"end\", got " + loc->dump());
+        }
+        s.m_at_end = *loc == "end";
+    }
+    auto codecs = cfg.find("codecs");
+    if (codecs == cfg.end())
+    {
+        detail::bad_config(name, "\"codecs\" is required");
+    }
+    auto index_codecs = cfg.find("index_codecs");
+    if (index_codecs == cfg.end())
+    {
+        detail::bad_config(name, "\"index_codecs\" is required");
+    }
+    s.m_codecs_json = *codecs;
+    s.m_index_codecs_json = *index_codecs;
+
+    codec_context inner_ctx = ctx;
+    inner_ctx.chunk_shape = s.m_inner;
+    s.m_inner_chain = InnerChain::from_specs(detail::parse_codec_list(*codecs, "codecs"), inner_ctx);
+
+    codec_context index_ctx;
+    index_ctx.dtype = dtype_id::uint64;
+    index_ctx.chunk_shape = s.m_grid;
+    index_ctx.chunk_shape.push_back(2);
+    index_ctx.fill = fill_value::of(shard_index::missing);
+    index_ctx.limits = ctx.limits;
+    s.m_index_chain = IndexChain::from_specs(detail::parse_codec_list(*index_codecs, "index_codecs"), index_ctx);
+    auto fixed = s.m_index_chain.fixed_encoded_size();
+    if (!fixed)
+    {
+        detail::bad_config(name, "\"index_codecs\" must produce a fixed size (e.g. bytes, optionally crc32c); "
+                                 "compressors are not allowed there");
+    }
+    s.m_index_size = *fixed;
+    check_limit("max_shard_index_bytes", s.m_index_size, ctx.limits.max_shard_index_bytes);
+    return s;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+json sharding_indexed<InnerChain, IndexChain, IndexCache>::configuration() const
+{
+    json j = json::object();
+    j["chunk_shape"] = m_inner.to_vector();
+    j["codecs"] = m_codecs_json;
+    j["index_codecs"] = m_index_codecs_json;
+    j["index_location"] = m_at_end ? "end" : "start";
+    return j;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+dims sharding_indexed<InnerChain, IndexChain, IndexCache>::origin_of(std::size_t linear) const
+{
+    dims o(m_grid.size());
+    for (std::size_t d = m_grid.size(); d-- > 0;)
+    {
+        o[d] = (linear % m_grid[d]) * m_inner[d];
+        linear /= m_grid[d];
+    }
+    return o;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_index(mutable_byte_view bytes,
+                                                                                  std::uint64_t object_size,
+                                                                                  std::uint64_t generation,
+                                                                                  const std::string& key) const
+{
+    if (bytes.size() != m_index_size)
+    {
+        shard_error e(shard_errc::index_size, "shard has " + std::to_string(object_size) + " bytes, its index alone needs "
+                                                  + std::to_string(m_index_size));
+        e.with_key(key);
+        throw e;
+    }
+    auto idx = std::make_shared<shard_index>();
+    idx->generation = generation;
+    idx->object_size = object_size;
+    idx->entries.resize(2 * m_count);
+    scratch_space local;
+    array_view v;
+    try
+    {
+        v = m_index_chain.decode(bytes, local, m_ctx.limits);
+    }
+    catch (error& e)
+    {
+        e.with_key(key);
+        e.with_stage("sharding_indexed/index");
+        throw;
+    }
+    zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()), array_view::c_strides(v.shape),
+                                 v.data, v.strides, v.shape, 8);
+    // Validate: an entry is missing (both all-ones) or lies inside the shard, outside the index.
+    const std::uint64_t payload_begin = m_at_end ? 0 : m_index_size;
+    const std::uint64_t payload_end = m_at_end ? object_size - m_index_size : object_size;
+    for (std::size_t i = 0; i < m_count; ++i)
+    {
+        const std::uint64_t off = idx->offset(i);
+        const std::uint64_t n = idx->nbytes(i);
+        if (off == shard_index::missing && n == shard_index::missing)
+        {
+            continue;
+        }
+        auto fail = [&](shard_errc code, const std::string& why) {
+            shard_error e(code, "index entry " + std::to_string(i) + " (inner chunk at " + [&] {
+                std::string s = "[";
+                const dims o = origin_of(i);
+                for (std::size_t d = 0; d < o.size(); ++d)
+                {
+                    s += (d ? ", " : "") + std::to_string(o[d]);
+                }
+                return s + "]";
+            }() + "): offset " + std::to_string(off) + ", nbytes " + std::to_string(n) + ": " + why);
+            e.with_key(key);
+            throw e;
+        };
+        if (off == shard_index::missing || n == shard_index::missing)
+        {
+            fail(shard_errc::invalid_entry, "only one of offset and nbytes is the missing marker");
+        }
+        std::uint64_t end = 0;
+        if (__builtin_add_overflow(off, n, &end))
+        {
+            fail(shard_errc::entry_out_of_range, "offset + nbytes overflows");
+        }
+        if (end > object_size)
+        {
+            fail(shard_errc::entry_out_of_range, "extends past the end of the " + std::to_string(object_size) + "-byte shard");
+        }
+        if (off < payload_begin || end > payload_end)
+        {
+            fail(shard_errc::entry_overlaps_index, "overlaps the shard index");
+        }
+    }
+    return idx;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::fetch_index(range_reader& src, read_context& ctx,
+                                                                                  bool& from_cache) const
+{
+    from_cache = false;
+    if (ctx.cache != nullptr)
+    {
+        if (auto p = ctx.cache->find(src.cache_key()))
+        {
+            from_cache = true;
+            if (ctx.counters)
+            {
+                ctx.counters->add_cache_hit();
+            }
+            return p;
+        }
+    }
+    if (m_index_size > ctx.limits.max_shard_index_bytes)
+    {
+        limit_exceeded e("max_shard_index_bytes", m_index_size, ctx.limits.max_shard_index_bytes);
+        e.with_key(src.key());
+        throw e;
+    }
+    auto res = src.read(m_at_end ? byte_range::last(m_index_size) : byte_range::of(0, m_index_size), m_index_size);
+    if (!res)
+    {
+        return nullptr;
+    }
+    if (ctx.counters)
+    {
+        ctx.counters->add_index_read(res->bytes.size());
+    }
+    auto idx = parse_index(res->bytes.mutable_view(), res->object_size, res->generation, src.key());
+    if (ctx.cache != nullptr)
+    {
+        ctx.cache->insert(src.cache_key(), idx);
+        if (ctx.counters)
+        {
+            ctx.counters->note_cached_bytes(ctx.cache->cached_bytes());
+        }
+    }
+    return idx;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::read_index(range_reader& src,
+                                                                                 read_context& ctx) const
+{
+    read_context plain = ctx;
+    plain.cache = nullptr;
+    bool from_cache = false;
+    return fetch_index(src, plain, from_cache);
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::read_region(range_reader& src, const box& region,
+                                                                       piece_sink& sink, read_context& ctx) const
+{
+    // A shard replaced while we read it shows up as a generation change; start over (bounded).
+    for (int attempt = 0; attempt < 8; ++attempt)
+    {
+        if (try_read_region(src, region, sink, ctx))
+        {
+            return;
+        }
+        if (ctx.cache)
+        {
+            ctx.cache->invalidate(src.cache_key());
+        }
+    }
+    shard_error e(shard_errc::index_size, "the shard kept changing while it was read (8 attempts)");
+    e.with_key(src.key());
+    throw e;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range_reader& src, const box& region,
+                                                                           piece_sink& sink, read_context& ctx) const
+{
+    const std::size_t rank = m_inner.size();
+    dims lo(rank);
+    dims hi(rank);
+    for (std::size_t d = 0; d < rank; ++d)
+    {
+        if (region.extent[d] == 0)
+        {
+            return true;
+        }
+        lo[d] = region.offset[d] / m_inner[d];
+        hi[d] = (region.offset[d] + region.extent[d] + m_inner[d] - 1) / m_inner[d];
+    }
+    bool from_cache = false;
+    shard_index_ptr idx = fetch_index(src, ctx, from_cache);
+    if (!idx)
+    {
+        sink.fill(region.offset, region.extent);
+        return true;
+    }
+    const codec::sharding_base* nested = m_inner_chain.sharding();
+    std::vector<hit> hits;
+    bool unverified = from_cache; // a cached index is confirmed by the generation of a payload read
+
+    // Walk the touched inner chunks in C order.
+    dims c = lo;
+    while (true)
+    {
+        std::size_t linear = 0;
+        for (std::size_t d = 0; d < rank; ++d)
+        {
+            linear = linear * m_grid[d] + c[d];
+        }
+        dims origin(rank);
+        for (std::size_t d = 0; d < rank; ++d)
+        {
+            origin[d] = c[d] * m_inner[d];
+        }
+        if (idx->is_missing(linear))
+        {
+            sink.fill(origin, m_inner);
+        }
+        else if (nested != nullptr)
+        {
+            if (unverified)
+            {
+                auto st = src.stat();
+                if (!st || st->generation != idx->generation)
+                {
+                    return false;
+                }
+                unverified = false;
+            }
+            box sub;
+            sub.offset.resize(rank);
+            sub.extent.resize(rank);
+            for (std::size_t d = 0; d < rank; ++d)
+            {
+                const std::uint64_t b = std::max(region.offset[d], origin[d]);
+                const std::uint64_t e = std::min(region.offset[d] + region.extent[d], origin[d] + m_inner[d]);
+                sub.offset[d] = b - origin[d];
+                sub.extent[d] = e - b;
+            }
+            sub_reader inner_src(src, idx->offset(linear), idx->nbytes(linear), idx->generation);
+            offset_sink shifted(sink, origin);
+            nested->read_region(inner_src, sub, shifted, ctx);
+        }
+        else
+        {
+            hits.push_back({idx->offset(linear), idx->nbytes(linear), linear});
+        }
+        std::size_t d = rank;
+        bool done = true;
+        while (d > 0)
+        {
+            --d;
+            if (++c[d] < hi[d])
+            {
+                done = false;
+                break;
+            }
+            c[d] = lo[d];
+        }
+        if (done || rank == 0)
+        {
+            break;
+        }
+    }
+    if (hits.empty())
+    {
+        if (unverified)
+        {
+            auto st = src.stat();
+            if (!st || st->generation != idx->generation)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    std::sort(hits.begin(), hits.end(), [](const hit& a, const hit& b) { return a.offset < b.offset; });
+    buffer dup; // decoding is in place; entries sharing bytes (deduplicated chunks) decode from a copy
+    std::size_t i = 0;
+    while (i < hits.size())
+    {
+        std::size_t j = i;
+        const std::uint64_t begin = hits[i].offset;
+        std::uint64_t end = begin + hits[i].nbytes;
+        while (j + 1 < hits.size() && hits[j + 1].offset <= end + coalesce_gap
+               && std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= coalesce_max)
+        {
+            ++j;
+            end = std::max(end, hits[j].offset + hits[j].nbytes);
+        }
+        auto res = src.read(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1));
+        if (!res || res->generation != idx->generation || res->bytes.size() != end - begin)
+        {
+            return false; // the shard changed (or vanished) since its index was read
+        }
+        if (ctx.counters)
+        {
+            ctx.counters->add_payload_read(res->bytes.size());
+        }
+        std::uint64_t prev_end = 0;
+        for (std::size_t k = i; k <= j; ++k)
+        {
+            const auto rel = static_cast<std::size_t>(hits[k].offset - begin);
+            const auto n = static_cast<std::size_t>(hits[k].nbytes);
+            mutable_byte_view bytes(res->bytes.data() + rel, n);
+            if (k > i && hits[k].offset < prev_end)
+            {
+                dup.resize_discard(n);
+                std::memcpy(dup.data(), res->bytes.data() + rel, n);
+                bytes = dup.mutable_view();
+            }
+            prev_end = std::max(prev_end, hits[k].offset + hits[k].nbytes);
+            try
+            {
+                const array_view v = m_inner_chain.decode(bytes, *ctx.scratch, ctx.limits);
+                sink.piece(v, origin_of(hits[k].linear));
+            }
+            catch (error& e)
+            {
+                e.with_key(src.key());
+                e.with_range(hits[k].offset, hits[k].nbytes);
+                throw;
+            }
+        }
+        i = j + 1;
+    }
+    return true;
+}
+
+namespace detail
+{
+
+/// Writes pieces into a C-contiguous array (a whole shard being decoded in memory).
+class buffer_sink final : public piece_sink
+{
+public:
+    buffer_sink(std::byte* data, const dims& shape, std::size_t width, const fill_value& fill)
+        : m_data(data)
+        , m_shape(shape)
+        , m_strides(array_view::c_strides(shape))
+        , m_width(width)
+        , m_fill(fill)
+    {
+    }
+    void piece(const array_view& chunk, const dims& origin) override
+    {
+        zarrxt::detail::strided_copy(at(origin), m_strides, chunk.data, chunk.strides, chunk.shape, m_width);
+    }
+    void fill(const dims& origin, const dims& extent) override
+    {
+        zarrxt::detail::fill_box(at(origin), m_strides, extent, m_width, m_fill);
+    }
+
+private:
+    std::byte* at(const dims& origin) const
+    {
+        std::int64_t off = 0;
+        for (std::size_t d = 0; d < origin.size(); ++d)
+        {
+            off += static_cast<std::int64_t>(origin[d]) * m_strides[d];
+        }
+        return m_data + off * static_cast<std::int64_t>(m_width);
+    }
+    std::byte* m_data;
+    dims m_shape;
+    sdims m_strides;
+    std::size_t m_width;
+    fill_value m_fill;
+};
+
+} // namespace detail
+
+template <class InnerChain, class IndexChain, class IndexCache>
+mutable_byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode(mutable_byte_view in, buffer& out) const
+{
+    const std::size_t n = zarrxt::detail::to_size(
+        zarrxt::detail::checked_mul(zarrxt::detail::checked_product(m_ctx.chunk_shape, "shard elements"),
+                                    m_ctx.element_size(), "shard bytes"),
+        "shard bytes");
+    check_limit("max_chunk_bytes", n, m_ctx.limits.max_chunk_bytes);
+    out.resize_discard(n);
+    memory_reader src(byte_view(in.data(), in.size()), "(shard in memory)");
+    detail::buffer_sink sink(out.data(), m_ctx.chunk_shape, m_ctx.element_size(), m_ctx.fill);
+    scratch_space scratch;
+    read_context ctx;
+    ctx.limits = m_ctx.limits;
+    ctx.scratch = &scratch;
+    box all{dims(m_ctx.chunk_shape.size(), 0), m_ctx.chunk_shape};
+    read_region(src, all, sink, ctx);
+    return out.mutable_view();
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::encode(byte_view in, buffer& out) const
+{
+    array_view src;
+    src.data = const_cast<std::byte*>(in.data());
+    src.element_size = m_ctx.element_size();
+    src.shape = m_ctx.chunk_shape;
+    src.strides = array_view::c_strides(src.shape);
+    box all{dims(m_ctx.chunk_shape.size(), 0), m_ctx.chunk_shape};
+    scratch_space scratch;
+    write_context ctx;
+    ctx.limits = m_ctx.limits;
+    ctx.scratch = &scratch;
+    bool empty = false;
+    assemble(out, all, all, &src, {}, nullptr, ctx, empty);
+    return out.view();
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out, const box& region, const box& bounds,
+                                                                    const array_view* src, byte_view old_bytes,
+                                                                    const shard_index* old, write_context& ctx,
+                                                                    bool& empty) const
+{
+    const std::size_t rank = m_inner.size();
+    const std::size_t width = m_ctx.element_size();
+    std::vector<std::uint64_t> entries(2 * m_count, shard_index::missing);
+    std::uint64_t pos = m_at_end ? 0 : m_index_size;
+    out.resize_discard(static_cast<std::size_t>(pos));
+    buffer chunk;           // one inner chunk, decoded, C order
+    buffer old_copy;        // encoded bytes of a touched inner chunk, decoded out of place
+    scratch_space decode_scratch;
+    const sdims chunk_strides = array_view::c_strides(m_inner);
+    empty = true;
+
+    for (std::size_t linear = 0; linear < m_count; ++linear)
+    {
+        const dims origin = origin_of(linear);
+        // Overlap of this inner chunk with the written region and with the array.
+        box ov{dims(rank), dims(rank)};
+        box in_bounds{dims(rank), dims(rank)};
+        bool touched = src != nullptr;
+        bool covered = true; // the region covers every in-bounds element of the inner chunk
+        bool fully_in_bounds = true;
+        for (std::size_t d = 0; d < rank; ++d)
+        {
+            const std::uint64_t cb = origin[d];
+            const std::uint64_t ce = origin[d] + m_inner[d];
+            const std::uint64_t rb = std::max(cb, region.offset[d]);
+            const std::uint64_t re = std::min(ce, region.offset[d] + region.extent[d]);
+            const std::uint64_t bb = std::max(cb, bounds.offset[d]);
+            const std::uint64_t be = std::min(ce, bounds.offset[d] + bounds.extent[d]);
+            if (rb >= re)
+            {
+                touched = false;
+            }
+            ov.offset[d] = rb;
+            ov.extent[d] = re > rb ? re - rb : 0;
+            in_bounds.offset[d] = bb;
+            in_bounds.extent[d] = be > bb ? be - bb : 0;
+            covered = covered && rb == bb && re == be;
+            fully_in_bounds = fully_in_bounds && bb == cb && be == ce;
+        }
+        const bool has_old = old != nullptr && !old->is_missing(linear);
+        if (!touched)
+        {
+            if (has_old)
+            {
+                const std::size_t n = static_cast<std::size_t>(old->nbytes(linear));
+                out.append(old_bytes.subspan(static_cast<std::size_t>(old->offset(linear)), n));
+                entries[2 * linear] = pos;
+                entries[2 * linear + 1] = n;
+                pos += n;
+                empty = false;
+            }
+            continue;
+        }
+        chunk.resize_discard(m_inner_bytes);
+        if (!covered && has_old)
+        {
+            const std::size_t n = static_cast<std::size_t>(old->nbytes(linear));
+            old_copy.resize_discard(n);
+            std::memcpy(old_copy.data(), old_bytes.data() + old->offset(linear), n);
+            const array_view v = m_inner_chain.decode(old_copy.mutable_view(), decode_scratch, ctx.limits);
+            zarrxt::detail::strided_copy(chunk.data(), chunk_strides, v.data, v.strides, v.shape, width);
+        }
+        else if (!covered || !fully_in_bounds)
+        {
+            zarrxt::detail::fill_run(chunk.data(), m_inner_bytes / width, width, m_ctx.fill);
+        }
+        // Copy the written part of the source.
+        std::int64_t src_off = 0;
+        std::int64_t dst_off = 0;
+        for (std::size_t d = 0; d < rank; ++d)
+        {
+            src_off += static_cast<std::int64_t>(ov.offset[d] - region.offset[d]) * src->strides[d];
+            dst_off += static_cast<std::int64_t>(ov.offset[d] - origin[d]) * chunk_strides[d];
+        }
+        zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width), chunk_strides,
+                                     src->data + src_off * static_cast<std::int64_t>(width), src->strides, ov.extent,
+                                     width);
+        if (!ctx.write_empty_chunks && zarrxt::detail::all_equal_fill(chunk.data(), m_inner_bytes / width, width, m_ctx.fill))
+        {
+            continue;
+        }
+        array_view cv;
+        cv.data = chunk.data();
+        cv.element_size = width;
+        cv.shape = m_inner;
+        cv.strides = chunk_strides;
+        const byte_view enc = m_inner_chain.encode(cv, *ctx.scratch);
+        out.append(enc);
+        entries[2 * linear] = pos;
+        entries[2 * linear + 1] = enc.size();
+        pos += enc.size();
+        empty = false;
+    }
+
+    // Encode the index and put it in place.
+    array_view iv;
+    iv.data = reinterpret_cast<std::byte*>(entries.data());
+    iv.element_size = 8;
+    iv.shape = m_grid;
+    iv.shape.push_back(2);
+    iv.strides = array_view::c_strides(iv.shape);
+    scratch_space index_scratch;
+    const byte_view index_bytes = m_index_chain.encode(iv, index_scratch);
+    if (index_bytes.size() != m_index_size)
+    {
+        throw codec_error(codec_errc::size_mismatch, "sharding_indexed/index",
+                          "index encodes to " + std::to_string(index_bytes.size()) + " bytes, expected "
+                              + std::to_string(m_index_size));
+    }
+    if (m_at_end)
+    {
+        out.append(index_bytes);
+    }
+    else
+    {
+        std::memcpy(out.data(), index_bytes.data(), m_index_size);
+    }
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_io& io, const box& region,
+                                                                        const box& bounds, const array_view& src,
+                                                                        write_context& ctx) const
+{
+    // The old shard is needed unless the region covers every in-bounds element of the shard.
+    bool need_old = false;
+    for (std::size_t d = 0; d < region.offset.size(); ++d)
+    {
+        need_old = need_old || region.offset[d] != bounds.offset[d] || region.extent[d] != bounds.extent[d];
+    }
+    std::optional<read_result> old;
+    shard_index_ptr old_index;
+    if (need_old)
+    {
+        old = io.read(byte_range::all(), ctx.limits.max_chunk_bytes);
+        if (old)
+        {
+            if (ctx.counters)
+            {
+                ctx.counters->add_payload_read(old->bytes.size());
+            }
+            if (old->bytes.size() < m_index_size)
+            {
+                shard_error e(shard_errc::index_size, "shard has " + std::to_string(old->bytes.size())
+                                                          + " bytes, its index alone needs " + std::to_string(m_index_size));
+                e.with_key(io.key());
+                throw e;
+            }
+            // Decode the index from a copy: decoding is in place and the bytes are copied out later.
+            buffer index_copy = buffer::copy_of(old->bytes.view().subspan(
+                m_at_end ? old->bytes.size() - m_index_size : 0, m_index_size));
+            old_index = parse_index(index_copy.mutable_view(), old->bytes.size(), old->generation, io.key());
+        }
+    }
+    buffer out;
+    bool empty = false;
+    try
+    {
+        assemble(out, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(), ctx, empty);
+    }
+    catch (error& e)
+    {
+        e.with_key(io.key());
+        throw;
+    }
+    if (ctx.cache)
+    {
+        ctx.cache->invalidate(io.key());
+    }
+    if (empty)
+    {
+        // Every inner chunk is fill value: the shard is removed (erase reports whether it existed).
+        if (io.erase() && ctx.counters)
+        {
+            ctx.counters->add_erase();
+        }
+        return;
+    }
+    io.set(out.view());
+    if (ctx.counters)
+    {
+        ctx.counters->add_write(out.size());
+    }
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::verify(range_reader& src, read_context& ctx) const
+{
+    class discard_sink final : public piece_sink
+    {
+    public:
+        void piece(const array_view&, const dims&) override {}
+        void fill(const dims&, const dims&) override {}
+    } sink;
+    box all{dims(m_ctx.chunk_shape.size(), 0), m_ctx.chunk_shape};
+    read_context plain = ctx;
+    plain.cache = nullptr;
+    read_region(src, all, sink, plain);
+}
+
+} // namespace codec
+} // namespace zarrxt

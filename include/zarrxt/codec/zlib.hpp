@@ -1,0 +1,45 @@
+/** @file codec/zlib.hpp
+ *  `zlib` (bytes -> bytes): DEFLATE in the zlib container (RFC 1950).
+ *  Zarr v2: numcodecs "zlib". Zarr v3 has no core zlib codec, but zarrita and zarr-python accept
+ *  the name "zlib" with {"level"}; zarrxt reads and writes it under that name.
+ */
+#pragma once
+
+#include "../detail/deflate.hpp"
+#include "concepts.hpp"
+
+namespace zarrxt::codec
+{
+
+class zlib
+{
+public:
+    using codec_kind = bytes_to_bytes_tag;
+    static constexpr std::string_view name = "zlib";
+
+    int level = 1;
+
+    static zlib from_json(const json& cfg, const codec_context&)
+    {
+        detail::check_keys(name, cfg, {"level"});
+        zlib z;
+        z.level = static_cast<int>(detail::int_member(name, cfg, "level", 1, 0, 9));
+        return z;
+    }
+    json to_json() const { return {{"level", level}}; }
+
+    std::optional<std::size_t> encoded_size(std::size_t) const { return std::nullopt; }
+
+    void encode(byte_view in, buffer& out) const
+    {
+        zarrxt::detail::deflate_all(zarrxt::detail::deflate_container::zlib, level, in, out, name);
+    }
+
+    mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const
+    {
+        return zarrxt::detail::inflate_all(zarrxt::detail::deflate_container::zlib, in, out, {hint.exact, hint.max},
+                                           name);
+    }
+};
+
+} // namespace zarrxt::codec

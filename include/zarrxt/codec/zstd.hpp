@@ -1,0 +1,234 @@
+/** @file codec/zstd.hpp
+ *  `zstd` (bytes -> bytes): Zstandard frames.
+ *  Spec: https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/zstd
+ *  Zarr v2: numcodecs "zstd" {level} (no checksum member before numcodecs 0.12).
+ *
+ *  Frames that record their content size are decoded in one call into an exactly sized buffer;
+ *  frames without it (written by streaming compressors, e.g. some numcodecs and Java writers) are
+ *  decoded with the streaming API into a buffer bounded by the expected size or the limit.
+ *  Compression and decompression contexts are reused per thread.
+ */
+#pragma once
+
+#include "concepts.hpp"
+
+#include <memory>
+#include <string>
+#include <zstd.h>
+
+namespace zarrxt
+{
+namespace detail
+{
+
+struct zstd_deleter
+{
+    void operator()(ZSTD_DCtx* d) const noexcept { ZSTD_freeDCtx(d); }
+    void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
+};
+
+inline ZSTD_DCtx* zstd_thread_dctx()
+{
+    thread_local std::unique_ptr<ZSTD_DCtx, zstd_deleter> d(ZSTD_createDCtx());
+    if (!d)
+    {
+        throw std::bad_alloc();
+    }
+    return d.get();
+}
+
+inline ZSTD_CCtx* zstd_thread_cctx()
+{
+    thread_local std::unique_ptr<ZSTD_CCtx, zstd_deleter> c(ZSTD_createCCtx());
+    if (!c)
+    {
+        throw std::bad_alloc();
+    }
+    return c.get();
+}
+
+/// Sum of the content sizes of the frames in `in`: ZSTD_CONTENTSIZE_UNKNOWN when a frame does not
+/// record it, ZSTD_CONTENTSIZE_ERROR when `in` is not a sequence of complete frames.
+inline unsigned long long zstd_declared_size(byte_view in) noexcept
+{
+    unsigned long long total = 0;
+    bool unknown = false;
+    std::size_t pos = 0;
+    while (pos < in.size())
+    {
+        const std::size_t frame = ZSTD_findFrameCompressedSize(in.data() + pos, in.size() - pos);
+        if (ZSTD_isError(frame) || frame == 0)
+        {
+            return ZSTD_CONTENTSIZE_ERROR;
+        }
+        const unsigned long long size = ZSTD_getFrameContentSize(in.data() + pos, in.size() - pos);
+        if (size == ZSTD_CONTENTSIZE_ERROR)
+        {
+            return ZSTD_CONTENTSIZE_ERROR;
+        }
+        if (size == ZSTD_CONTENTSIZE_UNKNOWN)
+        {
+            unknown = true;
+        }
+        else if (__builtin_add_overflow(total, size, &total))
+        {
+            return ZSTD_CONTENTSIZE_ERROR;
+        }
+        pos += frame;
+    }
+    if (in.empty())
+    {
+        return ZSTD_CONTENTSIZE_ERROR;
+    }
+    return unknown ? ZSTD_CONTENTSIZE_UNKNOWN : total;
+}
+
+} // namespace detail
+
+namespace codec
+{
+
+class zstd
+{
+public:
+    using codec_kind = bytes_to_bytes_tag;
+    static constexpr std::string_view name = "zstd";
+
+    int level = 0; ///< 0 means the library default (3); negative levels are fast modes
+    bool checksum = false;
+
+    static zstd from_json(const json& cfg, const codec_context&)
+    {
+        detail::check_keys(name, cfg, {"level", "checksum"});
+        zstd z;
+        z.level = static_cast<int>(detail::int_member(name, cfg, "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+        if (auto it = cfg.find("checksum"); it != cfg.end())
+        {
+            if (!it->is_boolean())
+            {
+                detail::bad_config(name, "\"checksum\" must be true or false, got " + it->dump());
+            }
+            z.checksum = it->get<bool>();
+        }
+        return z;
+    }
+    json to_json() const { return {{"level", level}, {"checksum", checksum}}; }
+
+    std::optional<std::size_t> encoded_size(std::size_t) const { return std::nullopt; }
+
+    void encode(byte_view in, buffer& out) const
+    {
+        auto* cctx = zarrxt::detail::zstd_thread_cctx();
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, checksum ? 1 : 0);
+        const bool aliased = in.data() == out.data() && !in.empty();
+        buffer tmp;
+        buffer& dst = aliased ? tmp : out;
+        dst.resize_discard(ZSTD_compressBound(in.size()));
+        const std::size_t n = ZSTD_compress2(cctx, dst.data(), dst.size(), in.data(), in.size());
+        if (ZSTD_isError(n))
+        {
+            throw codec_error(codec_errc::encode_failed, name, ZSTD_getErrorName(n));
+        }
+        dst.resize(n);
+        if (aliased)
+        {
+            out = std::move(tmp);
+        }
+    }
+
+    mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const
+    {
+        const std::size_t cap = hint.exact ? *hint.exact : hint.max;
+        if (hint.exact && *hint.exact > hint.max)
+        {
+            throw limit_exceeded("max_chunk_bytes", *hint.exact, hint.max);
+        }
+        const unsigned long long declared = zarrxt::detail::zstd_declared_size(in);
+        if (declared == ZSTD_CONTENTSIZE_ERROR)
+        {
+            throw codec_error(in.size() < 8 ? codec_errc::truncated : codec_errc::corrupt_stream, name,
+                              "input is not a sequence of complete zstd frames");
+        }
+        auto* dctx = zarrxt::detail::zstd_thread_dctx();
+        if (declared != ZSTD_CONTENTSIZE_UNKNOWN)
+        {
+            if (hint.exact && declared != *hint.exact)
+            {
+                throw codec_error(codec_errc::size_mismatch, name,
+                                  "frame decodes to " + std::to_string(declared) + " bytes, expected "
+                                      + std::to_string(*hint.exact));
+            }
+            if (declared > cap)
+            {
+                throw limit_exceeded("max_chunk_bytes", declared, cap);
+            }
+            out.resize_discard(static_cast<std::size_t>(declared));
+            const std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), in.data(), in.size());
+            if (ZSTD_isError(n))
+            {
+                throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
+            }
+            if (n != declared)
+            {
+                throw codec_error(codec_errc::size_mismatch, name,
+                                  "frame decodes to " + std::to_string(n) + " bytes, header says "
+                                      + std::to_string(declared));
+            }
+            return {out.data(), n};
+        }
+        return decode_streaming(in, out, hint, cap, dctx);
+    }
+
+private:
+    static mutable_byte_view decode_streaming(mutable_byte_view in, buffer& out, const decode_hint& hint,
+                                              std::size_t cap, ZSTD_DCtx* dctx)
+    {
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+        // One byte beyond the cap makes "too much output" observable.
+        std::size_t size = hint.exact ? cap + 1 : std::min(cap + 1, std::max<std::size_t>(in.size() * 4, 1 << 16));
+        out.resize_discard(size);
+        ZSTD_inBuffer ib{in.data(), in.size(), 0};
+        ZSTD_outBuffer ob{out.data(), out.size(), 0};
+        std::size_t last = 1;
+        while (ib.pos < ib.size || last != 0)
+        {
+            last = ZSTD_decompressStream(dctx, &ob, &ib);
+            if (ZSTD_isError(last))
+            {
+                throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(last));
+            }
+            if (ob.pos > cap)
+            {
+                if (hint.exact)
+                {
+                    throw codec_error(codec_errc::size_mismatch, name,
+                                      "frame decodes to more than the expected " + std::to_string(cap) + " bytes");
+                }
+                throw limit_exceeded("max_chunk_bytes", cap + 1, cap);
+            }
+            if (ob.pos == ob.size)
+            {
+                out.resize(std::min(cap + 1, out.size() * 2));
+                ob.dst = out.data();
+                ob.size = out.size();
+                continue;
+            }
+            if (ib.pos == ib.size && last != 0)
+            {
+                throw codec_error(codec_errc::truncated, name, "input ends inside a frame");
+            }
+        }
+        if (hint.exact && ob.pos != *hint.exact)
+        {
+            throw codec_error(codec_errc::size_mismatch, name,
+                              "frame decodes to " + std::to_string(ob.pos) + " bytes, expected "
+                                  + std::to_string(*hint.exact));
+        }
+        return {out.data(), ob.pos};
+    }
+};
+
+} // namespace codec
+} // namespace zarrxt

@@ -1,0 +1,55 @@
+/** @file config.hpp
+ *  Version macros and optional-feature detection.
+ *
+ *  Optional libraries are detected with __has_include so that a user who does not have, say,
+ *  c-blosc still compiles everything else; the build system may force a feature off by defining
+ *  the macro to 0 before including any zarrxt header.
+ */
+#pragma once
+
+#define ZARRXT_VERSION_MAJOR 0
+#define ZARRXT_VERSION_MINOR 1
+#define ZARRXT_VERSION_PATCH 0
+#define ZARRXT_VERSION_STRING "0.1.0"
+
+#ifndef ZARRXT_HAS_LIBDEFLATE
+#if __has_include(<libdeflate.h>)
+#define ZARRXT_HAS_LIBDEFLATE 1
+#else
+#define ZARRXT_HAS_LIBDEFLATE 0
+#endif
+#endif
+
+#ifndef ZARRXT_HAS_BLOSC
+#if __has_include(<blosc.h>)
+#define ZARRXT_HAS_BLOSC 1
+#else
+#define ZARRXT_HAS_BLOSC 0
+#endif
+#endif
+
+#ifndef ZARRXT_HAS_LZ4
+#if __has_include(<lz4.h>)
+#define ZARRXT_HAS_LZ4 1
+#else
+#define ZARRXT_HAS_LZ4 0
+#endif
+#endif
+
+// Hardware CRC32C: the SSE4.2 instruction is used through a target attribute, so the library
+// still runs on CPUs without it (checked once at run time with cpuid).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ZARRXT_X86_64 1
+#else
+#define ZARRXT_X86_64 0
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ZARRXT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ZARRXT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ZARRXT_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ZARRXT_LIKELY(x) (x)
+#define ZARRXT_UNLIKELY(x) (x)
+#define ZARRXT_ALWAYS_INLINE inline
+#endif

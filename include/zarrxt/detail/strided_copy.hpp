@@ -1,0 +1,116 @@
+/** @file detail/strided_copy.hpp
+ *  Untyped N-d copy between strided arrays of the same shape, with the rank known only at run time.
+ *  Used by codecs (transpose encode) and by slow paths; the typed kernels in kernel/ have a
+ *  rank-specialised version of the same loop. The innermost axis is copied with memcpy when both
+ *  sides are contiguous along it, otherwise element by element with a fixed-width load/store.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include "small_vector.hpp"
+
+namespace zarrxt::detail
+{
+
+template <std::size_t W>
+inline void copy_strided_run(std::byte* dst, std::int64_t dst_stride, const std::byte* src,
+                             std::int64_t src_stride, std::uint64_t n) noexcept
+{
+    for (std::uint64_t i = 0; i < n; ++i)
+    {
+        std::memcpy(dst, src, W);
+        dst += dst_stride * static_cast<std::int64_t>(W);
+        src += src_stride * static_cast<std::int64_t>(W);
+    }
+}
+
+/// Copy one innermost run of `n` elements of `width` bytes with element strides.
+inline void copy_run(std::byte* dst, std::int64_t dst_stride, const std::byte* src, std::int64_t src_stride,
+                     std::uint64_t n, std::size_t width) noexcept
+{
+    if (dst_stride == 1 && src_stride == 1)
+    {
+        std::memcpy(dst, src, n * width);
+        return;
+    }
+    switch (width)
+    {
+    case 1:
+        copy_strided_run<1>(dst, dst_stride, src, src_stride, n);
+        return;
+    case 2:
+        copy_strided_run<2>(dst, dst_stride, src, src_stride, n);
+        return;
+    case 4:
+        copy_strided_run<4>(dst, dst_stride, src, src_stride, n);
+        return;
+    case 8:
+        copy_strided_run<8>(dst, dst_stride, src, src_stride, n);
+        return;
+    case 16:
+        copy_strided_run<16>(dst, dst_stride, src, src_stride, n);
+        return;
+    default:
+        for (std::uint64_t i = 0; i < n; ++i)
+        {
+            std::memcpy(dst + static_cast<std::int64_t>(i) * dst_stride * static_cast<std::int64_t>(width),
+                        src + static_cast<std::int64_t>(i) * src_stride * static_cast<std::int64_t>(width), width);
+        }
+    }
+}
+
+/// dst[i...] = src[i...] for every index of `shape`; strides in elements.
+inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::byte* src, const sdims& src_strides,
+                         const dims& shape, std::size_t width)
+{
+    const std::size_t rank = shape.size();
+    for (auto e : shape)
+    {
+        if (e == 0)
+        {
+            return;
+        }
+    }
+    if (rank == 0)
+    {
+        std::memcpy(dst, src, width);
+        return;
+    }
+    const auto w = static_cast<std::int64_t>(width);
+    dims idx(rank, 0);
+    const std::size_t inner = rank - 1;
+    while (true)
+    {
+        std::int64_t doff = 0;
+        std::int64_t soff = 0;
+        for (std::size_t a = 0; a < inner; ++a)
+        {
+            doff += static_cast<std::int64_t>(idx[a]) * dst_strides[a];
+            soff += static_cast<std::int64_t>(idx[a]) * src_strides[a];
+        }
+        copy_run(dst + doff * w, dst_strides[inner], src + soff * w, src_strides[inner], shape[inner], width);
+        // odometer over the outer axes
+        std::size_t a = inner;
+        while (a > 0)
+        {
+            --a;
+            if (++idx[a] < shape[a])
+            {
+                break;
+            }
+            idx[a] = 0;
+            if (a == 0)
+            {
+                return;
+            }
+        }
+        if (inner == 0)
+        {
+            return;
+        }
+    }
+}
+
+} // namespace zarrxt::detail

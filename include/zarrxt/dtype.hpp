@@ -1,0 +1,190 @@
+/** @file dtype.hpp
+ *  Data types: the runtime `dtype_id` used by untyped code (metadata, codecs, stores) and the
+ *  compile-time `dtype_traits<T>` that maps a C++ element type onto it.
+ *
+ *  Supported: bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128.
+ *  A user type with the exact layout of one of these may specialise dtype_traits (see
+ *  docs/concepts/dtype.md); anything else fails to compile with a message naming dtype_traits.
+ */
+#pragma once
+
+#include "detail/half.hpp"
+#include "error.hpp"
+
+#include <array>
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace zarrxt
+{
+
+enum class dtype_id : std::uint8_t
+{
+    bool_,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    float16,
+    float32,
+    float64,
+    complex64,
+    complex128,
+};
+
+/// Everything untyped code needs to know about a data type.
+struct dtype_info
+{
+    dtype_id id;
+    std::string_view v3_name; ///< "int16"
+    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c'
+    std::size_t size;         ///< bytes per element
+    std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
+};
+
+inline constexpr std::array<dtype_info, 14> dtype_table{{
+    {dtype_id::bool_, "bool", 'b', 1, 1},
+    {dtype_id::int8, "int8", 'i', 1, 1},
+    {dtype_id::int16, "int16", 'i', 2, 2},
+    {dtype_id::int32, "int32", 'i', 4, 4},
+    {dtype_id::int64, "int64", 'i', 8, 8},
+    {dtype_id::uint8, "uint8", 'u', 1, 1},
+    {dtype_id::uint16, "uint16", 'u', 2, 2},
+    {dtype_id::uint32, "uint32", 'u', 4, 4},
+    {dtype_id::uint64, "uint64", 'u', 8, 8},
+    {dtype_id::float16, "float16", 'f', 2, 2},
+    {dtype_id::float32, "float32", 'f', 4, 4},
+    {dtype_id::float64, "float64", 'f', 8, 8},
+    {dtype_id::complex64, "complex64", 'c', 8, 4},
+    {dtype_id::complex128, "complex128", 'c', 16, 8},
+}};
+
+constexpr const dtype_info& info(dtype_id id) noexcept
+{
+    return dtype_table[static_cast<std::size_t>(id)];
+}
+
+constexpr std::string_view name(dtype_id id) noexcept
+{
+    return info(id).v3_name;
+}
+
+/// Parse a Zarr v3 data type name ("float32"); nullopt when zarrxt does not support it.
+inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
+{
+    for (const auto& d : dtype_table)
+    {
+        if (d.v3_name == n)
+        {
+            return d.id;
+        }
+    }
+    return std::nullopt;
+}
+
+/// numpy type string of a dtype in the given byte order: "<f4", ">i2", "|u1", "|b1".
+inline std::string v2_typestr(dtype_id id, bool big_endian)
+{
+    const auto& d = info(id);
+    std::string s;
+    s += d.size == 1 ? '|' : (big_endian ? '>' : '<');
+    s += d.v2_kind;
+    s += std::to_string(d.size);
+    return s;
+}
+
+/// Parse a numpy type string; nullopt when unsupported (strings, objects, datetimes, structs).
+/// `big_endian` receives the stored byte order.
+inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& big_endian) noexcept
+{
+    if (s.size() < 3 || (s[0] != '<' && s[0] != '>' && s[0] != '|' && s[0] != '='))
+    {
+        return std::nullopt;
+    }
+    big_endian = s[0] == '>';
+    const char kind = s[1];
+    std::size_t size = 0;
+    for (char c : s.substr(2))
+    {
+        if (c < '0' || c > '9' || size > 1000)
+        {
+            return std::nullopt;
+        }
+        size = size * 10 + static_cast<std::size_t>(c - '0');
+    }
+    for (const auto& d : dtype_table)
+    {
+        if (d.v2_kind == kind && d.size == size)
+        {
+            // A multi-byte type must say its byte order; '|' is only valid for single bytes.
+            if (size > 1 && s[0] == '|')
+            {
+                return std::nullopt;
+            }
+            return d.id;
+        }
+    }
+    return std::nullopt;
+}
+
+/****************
+ * dtype_traits *
+ ****************/
+
+/// Maps a C++ element type onto a Zarr data type. The primary template is deliberately empty.
+template <class T>
+struct dtype_traits
+{
+};
+
+#define ZARRXT_DTYPE_TRAITS(type, ident)                                                                 \
+    template <>                                                                                          \
+    struct dtype_traits<type>                                                                            \
+    {                                                                                                    \
+        static constexpr dtype_id id = dtype_id::ident;                                                  \
+    };
+
+ZARRXT_DTYPE_TRAITS(bool, bool_)
+ZARRXT_DTYPE_TRAITS(std::int8_t, int8)
+ZARRXT_DTYPE_TRAITS(std::int16_t, int16)
+ZARRXT_DTYPE_TRAITS(std::int32_t, int32)
+ZARRXT_DTYPE_TRAITS(std::int64_t, int64)
+ZARRXT_DTYPE_TRAITS(std::uint8_t, uint8)
+ZARRXT_DTYPE_TRAITS(std::uint16_t, uint16)
+ZARRXT_DTYPE_TRAITS(std::uint32_t, uint32)
+ZARRXT_DTYPE_TRAITS(std::uint64_t, uint64)
+ZARRXT_DTYPE_TRAITS(float16, float16)
+ZARRXT_DTYPE_TRAITS(float, float32)
+ZARRXT_DTYPE_TRAITS(double, float64)
+ZARRXT_DTYPE_TRAITS(std::complex<float>, complex64)
+ZARRXT_DTYPE_TRAITS(std::complex<double>, complex128)
+#undef ZARRXT_DTYPE_TRAITS
+
+/// A type zarrxt can store: it has a dtype_traits specialisation whose layout matches the dtype.
+template <class T>
+concept element_type = requires {
+    {
+        dtype_traits<T>::id
+    } -> std::convertible_to<dtype_id>;
+} && std::is_trivially_copyable_v<T> && (sizeof(T) == info(dtype_traits<T>::id).size);
+
+template <class T>
+constexpr dtype_id dtype_of() noexcept
+{
+    static_assert(element_type<T>,
+                  "zarrxt: T is not a Zarr element type. Use bool, (u)int8..64, float16, float, double, "
+                  "std::complex<float|double>, or specialise zarrxt::dtype_traits<T> for a type with the "
+                  "same size and layout as one of them.");
+    return dtype_traits<T>::id;
+}
+
+} // namespace zarrxt

@@ -1,0 +1,214 @@
+/** @file kernel/io.hpp
+ *  The untyped I/O surfaces the read and write paths share with the sharding codec:
+ *  - `range_reader`: byte ranges of one object (a store key, a byte range inside a parent object
+ *    for nested shards, or bytes already in memory);
+ *  - `object_io`: read-modify-write access to one key (sharded partial writes);
+ *  - `piece_sink`: where decoded (inner) chunks go, in the coordinates of the chunk being read;
+ *  - `read_context` / `write_context`: limits, index cache, counters and scratch of one worker.
+ *  These are virtual interfaces: they are crossed once per chunk or range, never per element.
+ */
+#pragma once
+
+#include "../cache/index_cache.hpp"
+#include "../codec/concepts.hpp"
+#include "../detail/small_vector.hpp"
+#include "../limits.hpp"
+#include "../store/concepts.hpp"
+#include "../store/counting.hpp"
+
+#include <string>
+
+namespace zarrxt
+{
+
+/// An axis-aligned box: `offset` and `extent` per axis.
+struct box
+{
+    dims offset;
+    dims extent;
+
+    std::uint64_t elements() const noexcept
+    {
+        std::uint64_t n = 1;
+        for (auto e : extent)
+        {
+            n *= e;
+        }
+        return n;
+    }
+};
+
+class range_reader
+{
+public:
+    virtual ~range_reader() = default;
+    /// Bytes of the object, relative to its start; nullopt when the object does not exist.
+    virtual std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) = 0;
+    /// Size and generation without reading.
+    virtual std::optional<object_info> stat() = 0;
+    /// The store key (for error messages).
+    virtual const std::string& key() const = 0;
+    /// The identity of this object for caches (differs from key() for nested shards).
+    virtual const std::string& cache_key() const { return key(); }
+};
+
+/// A key of a typed store.
+template <class Store>
+class store_reader final : public range_reader
+{
+public:
+    store_reader(const Store& s, std::string key) : m_store(s), m_key(std::move(key)) {}
+    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override { return m_store.read(m_key, r, max_bytes); }
+    std::optional<object_info> stat() override { return m_store.stat(m_key); }
+    const std::string& key() const override { return m_key; }
+
+private:
+    const Store& m_store;
+    std::string m_key;
+};
+
+/// Bytes already in memory (a whole shard decoded from a larger chain).
+class memory_reader final : public range_reader
+{
+public:
+    memory_reader(byte_view bytes, std::string key) : m_bytes(bytes), m_key(std::move(key)) {}
+    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override
+    {
+        const auto [b, e] = resolve_range(r, m_bytes.size());
+        check_limit("max_chunk_bytes", e - b, max_bytes);
+        read_result res;
+        res.bytes = buffer::copy_of(m_bytes.subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)));
+        res.object_size = m_bytes.size();
+        return res;
+    }
+    std::optional<object_info> stat() override { return object_info{m_bytes.size(), 0}; }
+    const std::string& key() const override { return m_key; }
+
+private:
+    byte_view m_bytes;
+    std::string m_key;
+};
+
+/// A byte range of a parent object, read lazily through the parent (an inner shard of a nested
+/// sharded array: its index and inner chunks are fetched as ranges of the outer shard).
+class sub_reader final : public range_reader
+{
+public:
+    sub_reader(range_reader& parent, std::uint64_t base, std::uint64_t size, std::uint64_t generation)
+        : m_parent(parent)
+        , m_base(base)
+        , m_size(size)
+        , m_generation(generation)
+        , m_cache_key(parent.cache_key() + "@" + std::to_string(base))
+    {
+    }
+    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override
+    {
+        const auto [b, e] = resolve_range(r, m_size);
+        auto res = m_parent.read(byte_range::of(m_base + b, e - b), max_bytes);
+        if (res)
+        {
+            res->object_size = m_size;
+        }
+        return res;
+    }
+    std::optional<object_info> stat() override
+    {
+        auto p = m_parent.stat();
+        if (!p)
+        {
+            return std::nullopt;
+        }
+        return object_info{m_size, p->generation};
+    }
+    const std::string& key() const override { return m_parent.key(); }
+    const std::string& cache_key() const override { return m_cache_key; }
+
+private:
+    range_reader& m_parent;
+    std::uint64_t m_base;
+    std::uint64_t m_size;
+    std::uint64_t m_generation;
+    std::string m_cache_key;
+};
+
+/// Read-modify-write access to one key.
+class object_io
+{
+public:
+    virtual ~object_io() = default;
+    virtual std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) = 0;
+    virtual void set(byte_view bytes) = 0;
+    virtual bool erase() = 0;
+    virtual const std::string& key() const = 0;
+};
+
+template <class Store>
+class store_object_io final : public object_io
+{
+public:
+    store_object_io(Store& s, std::string key) : m_store(s), m_key(std::move(key)) {}
+    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override { return m_store.read(m_key, r, max_bytes); }
+    void set(byte_view bytes) override { m_store.set(m_key, bytes); }
+    bool erase() override { return m_store.erase(m_key); }
+    const std::string& key() const override { return m_key; }
+
+private:
+    Store& m_store;
+    std::string m_key;
+};
+
+/// Receives decoded chunks. Coordinates are relative to the chunk the sink was made for.
+class piece_sink
+{
+public:
+    virtual ~piece_sink() = default;
+    /// `chunk` (in its own axis order, any strides) has its element 0 at `origin`.
+    virtual void piece(const codec::array_view& chunk, const dims& origin) = 0;
+    /// The box holds no stored data: it reads as the fill value.
+    virtual void fill(const dims& origin, const dims& extent) = 0;
+};
+
+/// Shifts coordinates by `offset` (an inner chunk of a nested shard delivering into its parent).
+class offset_sink final : public piece_sink
+{
+public:
+    offset_sink(piece_sink& inner, const dims& offset) : m_inner(inner), m_offset(offset) {}
+    void piece(const codec::array_view& chunk, const dims& origin) override
+    {
+        m_inner.piece(chunk, shifted(origin));
+    }
+    void fill(const dims& origin, const dims& extent) override { m_inner.fill(shifted(origin), extent); }
+
+private:
+    dims shifted(const dims& o) const
+    {
+        dims r = o;
+        for (std::size_t i = 0; i < r.size(); ++i)
+        {
+            r[i] += m_offset[i];
+        }
+        return r;
+    }
+    piece_sink& m_inner;
+    dims m_offset;
+};
+
+struct read_context
+{
+    limit_values limits = limit_values::from(default_limits{});
+    index_cache_base* cache = nullptr;
+    io_counters* counters = nullptr;
+    codec::scratch_space* scratch = nullptr;
+};
+
+struct write_context
+{
+    limit_values limits = limit_values::from(default_limits{});
+    index_cache_base* cache = nullptr;
+    io_counters* counters = nullptr;
+    codec::scratch_space* scratch = nullptr;
+    bool write_empty_chunks = false;
+};
+
+} // namespace zarrxt

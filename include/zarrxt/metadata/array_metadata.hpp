@@ -1,0 +1,141 @@
+/** @file metadata/array_metadata.hpp
+ *  The one metadata model. Zarr v3 `zarr.json` maps onto it directly; v2 `.zarray` is lowered onto
+ *  it at open (metadata/v2.hpp): `order: "F"` becomes a transpose codec, dtype byte order becomes the
+ *  bytes codec's endian, the compressor becomes a bytes-to-bytes codec. Everything downstream (codec
+ *  chains, kernels) sees only this model, never the format version.
+ *
+ *  The parsed document is kept (`document`) so that writing metadata back (attributes, resize)
+ *  changes only the members that changed and keeps everything else, including unknown members
+ *  that were tolerated, byte for byte in meaning and in order.
+ */
+#pragma once
+
+#include "../detail/checked.hpp"
+#include "../detail/json.hpp"
+#include "../detail/small_vector.hpp"
+#include "../dtype.hpp"
+#include "chunk_key.hpp"
+#include "fill_value.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// One entry of a codec chain as it appears in metadata: a name and its configuration.
+struct codec_spec
+{
+    std::string name;
+    json configuration = json::object();
+
+    codec_spec() = default;
+    codec_spec(std::string n, json config = json::object())
+        : name(std::move(n))
+        , configuration(std::move(config))
+    {
+    }
+    /// Any codec object (codec::zstd{.level = 5}) converts to its spec.
+    template <class Codec>
+        requires requires(const Codec& c) {
+            Codec::name;
+            {
+                c.to_json()
+            } -> std::convertible_to<json>;
+        }
+    codec_spec(const Codec& c)
+        : name(Codec::name)
+        , configuration(c.to_json())
+    {
+    }
+
+    json to_json() const
+    {
+        json j = json::object();
+        j["name"] = name;
+        if (!configuration.empty())
+        {
+            j["configuration"] = configuration;
+        }
+        return j;
+    }
+
+    bool operator==(const codec_spec& o) const { return name == o.name && configuration == o.configuration; }
+};
+
+struct array_metadata
+{
+    int zarr_format = 3;
+    std::vector<std::uint64_t> shape;
+    std::vector<std::uint64_t> chunk_shape;
+    dtype_id dtype = dtype_id::uint8;
+    fill_value fill;
+    chunk_key_encoding key_encoding;
+    std::vector<codec_spec> codecs;
+    std::optional<std::vector<std::optional<std::string>>> dimension_names;
+    json attributes = json::object();
+
+    /// The document as read (v3: zarr.json; v2: .zarray), for lossless write-back.
+    json document;
+
+    std::size_t rank() const noexcept { return shape.size(); }
+    std::size_t element_size() const noexcept { return info(dtype).size; }
+
+    /// Elements in one (full, untrimmed) chunk.
+    std::uint64_t chunk_elements() const { return detail::checked_product(chunk_shape, "chunk element count"); }
+
+    /// Number of chunks along each axis (ceil division).
+    std::vector<std::uint64_t> grid_shape() const
+    {
+        std::vector<std::uint64_t> g(shape.size());
+        for (std::size_t i = 0; i < shape.size(); ++i)
+        {
+            g[i] = shape[i] / chunk_shape[i] + (shape[i] % chunk_shape[i] != 0 ? 1 : 0);
+        }
+        return g;
+    }
+
+    std::string chunk_key(std::span<const std::uint64_t> coords) const { return key_encoding.key(coords); }
+};
+
+/// Group metadata (both formats).
+struct group_metadata
+{
+    int zarr_format = 3;
+    json attributes = json::object();
+    json document;
+};
+
+/// Checks shared by both formats once shape, chunk shape and dtype are known.
+inline void validate_geometry(const array_metadata& m)
+{
+    if (m.shape.size() > max_rank)
+    {
+        throw metadata_error(metadata_errc::invalid_value, "rank " + std::to_string(m.shape.size())
+                                                                + " exceeds the supported maximum of "
+                                                                + std::to_string(max_rank));
+    }
+    if (m.chunk_shape.size() != m.shape.size())
+    {
+        throw metadata_error(metadata_errc::invalid_value,
+                             "chunk shape has rank " + std::to_string(m.chunk_shape.size())
+                                 + " but shape has rank " + std::to_string(m.shape.size()));
+    }
+    for (std::size_t i = 0; i < m.chunk_shape.size(); ++i)
+    {
+        if (m.chunk_shape[i] == 0)
+        {
+            throw metadata_error(metadata_errc::invalid_value,
+                                 "chunk shape has a zero extent on axis " + std::to_string(i));
+        }
+    }
+    // The element count of the array and of a chunk, in bytes, must be representable.
+    detail::checked_mul(detail::checked_product(m.shape, "array element count"), m.element_size(),
+                        "array size in bytes");
+    detail::checked_mul(detail::checked_product(m.chunk_shape, "chunk element count"), m.element_size(),
+                        "chunk size in bytes");
+}
+
+} // namespace zarrxt

@@ -1,0 +1,170 @@
+/** @file metadata/document.hpp
+ *  Reading metadata documents: size and depth checked before and while parsing, JSON errors
+ *  turned into metadata_error with the byte position, and typed member access that names the
+ *  member in every error.
+ */
+#pragma once
+
+#include "../detail/buffer.hpp"
+#include "../detail/json.hpp"
+#include "../error.hpp"
+#include "../limits.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// Parse a metadata document; `what` names it in errors (e.g. the key "a/zarr.json").
+inline json parse_document(byte_view bytes, const limit_values& limits, std::string_view what)
+{
+    check_limit("max_metadata_bytes", bytes.size(), limits.max_metadata_bytes);
+    const std::uint64_t max_depth = limits.max_json_depth;
+    // The callback sees each nesting level as it opens, so a deeply nested hostile document
+    // is stopped before the parser recurses further.
+    auto cb = [max_depth](int depth, json::parse_event_t event, json&) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)
+            && static_cast<std::uint64_t>(depth) >= max_depth)
+        {
+            throw limit_exceeded("max_json_depth", static_cast<std::uint64_t>(depth) + 1, max_depth);
+        }
+        return true;
+    };
+    try
+    {
+        const auto* p = reinterpret_cast<const char*>(bytes.data());
+        return json::parse(p, p + bytes.size(), cb);
+    }
+    catch (limit_exceeded& e)
+    {
+        e.with_key(what);
+        throw;
+    }
+    catch (const json::exception& e)
+    {
+        // nlohmann's message includes the byte position ("parse error at line 1, column 7: ...").
+        std::string msg = e.what();
+        const auto pos = msg.find("] ");
+        if (pos != std::string::npos)
+        {
+            msg = msg.substr(pos + 2);
+        }
+        metadata_error err(metadata_errc::malformed_json, "malformed JSON: " + msg);
+        err.with_key(what);
+        throw err;
+    }
+}
+
+namespace detail
+{
+
+[[noreturn]] inline void throw_member(metadata_errc code, std::string_view member, const std::string& msg)
+{
+    throw metadata_error(code, "\"" + std::string(member) + "\" " + msg);
+}
+
+inline const json& require_member(const json& obj, std::string_view member)
+{
+    auto it = obj.find(member);
+    if (it == obj.end())
+    {
+        throw_member(metadata_errc::missing_member, member, "is required");
+    }
+    return *it;
+}
+
+inline std::string type_name(const json& j)
+{
+    return j.type_name();
+}
+
+inline const std::string& as_string(const json& j, std::string_view member)
+{
+    if (!j.is_string())
+    {
+        throw_member(metadata_errc::wrong_type, member, "must be a string, got " + type_name(j));
+    }
+    return j.get_ref<const std::string&>();
+}
+
+inline std::uint64_t as_uint(const json& j, std::string_view member)
+{
+    if (j.is_number_unsigned())
+    {
+        return j.get<std::uint64_t>();
+    }
+    if (j.is_number_integer())
+    {
+        throw_member(metadata_errc::invalid_value, member, "must not be negative, got " + j.dump());
+    }
+    throw_member(metadata_errc::wrong_type, member, "must be a non-negative integer, got " + j.dump());
+}
+
+inline std::int64_t as_int(const json& j, std::string_view member)
+{
+    if (j.is_number_unsigned())
+    {
+        const auto v = j.get<std::uint64_t>();
+        if (v > static_cast<std::uint64_t>(INT64_MAX))
+        {
+            throw_member(metadata_errc::invalid_value, member, "is out of range: " + j.dump());
+        }
+        return static_cast<std::int64_t>(v);
+    }
+    if (j.is_number_integer())
+    {
+        return j.get<std::int64_t>();
+    }
+    throw_member(metadata_errc::wrong_type, member, "must be an integer, got " + j.dump());
+}
+
+inline bool as_bool(const json& j, std::string_view member)
+{
+    if (!j.is_boolean())
+    {
+        throw_member(metadata_errc::wrong_type, member, "must be true or false, got " + j.dump());
+    }
+    return j.get<bool>();
+}
+
+inline const json& as_object(const json& j, std::string_view member)
+{
+    if (!j.is_object())
+    {
+        throw_member(metadata_errc::wrong_type, member, "must be an object, got " + type_name(j));
+    }
+    return j;
+}
+
+inline const json& as_array(const json& j, std::string_view member)
+{
+    if (!j.is_array())
+    {
+        throw_member(metadata_errc::wrong_type, member, "must be an array, got " + type_name(j));
+    }
+    return j;
+}
+
+/// A list of non-negative integers (a shape); each below 2^63 so signed arithmetic stays exact.
+inline std::vector<std::uint64_t> as_extents(const json& j, std::string_view member)
+{
+    as_array(j, member);
+    std::vector<std::uint64_t> out;
+    out.reserve(j.size());
+    for (const auto& e : j)
+    {
+        const auto v = as_uint(e, member);
+        if (v > static_cast<std::uint64_t>(INT64_MAX))
+        {
+            throw_member(metadata_errc::invalid_value, member, "has an extent above 2^63-1: " + e.dump());
+        }
+        out.push_back(v);
+    }
+    return out;
+}
+
+} // namespace detail
+} // namespace zarrxt

@@ -1,0 +1,508 @@
+/** @file metadata/fill_value.hpp
+ *  Fill values: parsing every JSON form Zarr allows into the element's native bytes, and back.
+ *
+ *  Forms (v3 core spec "fill_value", and zarr-python 2 for v2):
+ *  - bool: true/false (0/1 tolerated on read);
+ *  - integers: a JSON integer, exact over the whole int64/uint64 range (never via double);
+ *  - floats: a number, "NaN", "Infinity", "-Infinity", or "0x..." giving the IEEE bit pattern;
+ *  - complex: [real, imag], each part in any float form;
+ *  - v2 only: null, meaning "no fill value" (zarrxt reads zeros there, like zarrita.js).
+ */
+#pragma once
+
+#include "../detail/endian.hpp"
+#include "../detail/json.hpp"
+#include "../dtype.hpp"
+#include "../error.hpp"
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+
+namespace zarrxt
+{
+
+/// One element in native byte order, plus whether the metadata said null (v2).
+struct fill_value
+{
+    std::array<std::byte, 16> bytes{};
+    bool is_null = false;
+
+    template <class T>
+    T as() const noexcept
+    {
+        static_assert(sizeof(T) <= 16);
+        T v;
+        std::memcpy(&v, bytes.data(), sizeof(T));
+        return v;
+    }
+
+    template <class T>
+    static fill_value of(const T& v) noexcept
+    {
+        static_assert(sizeof(T) <= 16);
+        fill_value f;
+        std::memcpy(f.bytes.data(), &v, sizeof(T));
+        return f;
+    }
+
+    /// True when every byte of the value is zero (a memset can then fill).
+    bool all_zero(std::size_t size) const noexcept
+    {
+        for (std::size_t i = 0; i < size; ++i)
+        {
+            if (bytes[i] != std::byte{0})
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+/// A scalar given by a user (create options): converted to the array's dtype at create time.
+class scalar
+{
+public:
+    enum class kind
+    {
+        none,
+        boolean,
+        signed_int,
+        unsigned_int,
+        floating,
+        complex,
+        json_value,
+    };
+
+    scalar() = default;
+    scalar(bool v) : m_kind(kind::boolean), m_bool(v) {}
+    template <class I>
+        requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+    scalar(I v)
+    {
+        if constexpr (std::is_signed_v<I>)
+        {
+            m_kind = kind::signed_int;
+            m_int = v;
+        }
+        else
+        {
+            m_kind = kind::unsigned_int;
+            m_uint = v;
+        }
+    }
+    scalar(float v) : m_kind(kind::floating), m_double(v) {}
+    scalar(double v) : m_kind(kind::floating), m_double(v) {}
+    scalar(float16 v) : m_kind(kind::floating), m_double(static_cast<float>(v)) {}
+    scalar(std::complex<float> v) : m_kind(kind::complex), m_complex(v) {}
+    scalar(std::complex<double> v) : m_kind(kind::complex), m_complex(v) {}
+    /// Any JSON fill value form, e.g. "NaN" or "0x7fc00000".
+    static scalar from_json(json j)
+    {
+        scalar s;
+        s.m_kind = kind::json_value;
+        s.m_json = std::move(j);
+        return s;
+    }
+
+    kind which() const noexcept { return m_kind; }
+    bool empty() const noexcept { return m_kind == kind::none; }
+
+    /// The JSON form of this scalar for a dtype (the value is checked by parse_fill_value later).
+    json to_json() const;
+
+private:
+    kind m_kind = kind::none;
+    bool m_bool = false;
+    std::int64_t m_int = 0;
+    std::uint64_t m_uint = 0;
+    double m_double = 0;
+    std::complex<double> m_complex{};
+    json m_json;
+};
+
+/// Parse the fill_value member for a dtype. `zarr_format` 2 allows null.
+fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format);
+
+/// The canonical JSON form of a fill value (lossless: NaN payloads other than the default are hex).
+json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format);
+
+/******************
+ * implementation *
+ ******************/
+
+namespace detail
+{
+
+[[noreturn]] inline void bad_fill(const json& j, dtype_id dtype, std::string_view why)
+{
+    throw metadata_error(metadata_errc::invalid_fill_value, "fill_value " + j.dump() + " is not valid for "
+                                                                + std::string(name(dtype)) + ": "
+                                                                + std::string(why));
+}
+
+inline std::uint64_t parse_hex_bits(const json& j, dtype_id dtype, std::size_t bytes)
+{
+    const auto& s = j.get_ref<const std::string&>();
+    // "0x" followed by exactly 2*bytes hex digits (zarr-python writes them zero-padded).
+    if (s.size() != 2 + 2 * bytes)
+    {
+        bad_fill(j, dtype, "a hex bit pattern needs exactly " + std::to_string(2 * bytes) + " hex digits");
+    }
+    std::uint64_t v = 0;
+    for (std::size_t i = 2; i < s.size(); ++i)
+    {
+        const char c = s[i];
+        int d;
+        if (c >= '0' && c <= '9')
+        {
+            d = c - '0';
+        }
+        else if (c >= 'a' && c <= 'f')
+        {
+            d = c - 'a' + 10;
+        }
+        else if (c >= 'A' && c <= 'F')
+        {
+            d = c - 'A' + 10;
+        }
+        else
+        {
+            bad_fill(j, dtype, "invalid hex digit");
+        }
+        v = (v << 4) | static_cast<std::uint64_t>(d);
+    }
+    return v;
+}
+
+/// One float component (float16/32/64) in any of its JSON forms, written into `out` natively.
+inline void parse_float_component(const json& j, dtype_id dtype, std::size_t width, std::byte* out)
+{
+    double d = 0;
+    if (j.is_string())
+    {
+        const auto& s = j.get_ref<const std::string&>();
+        if (s == "NaN")
+        {
+            d = std::numeric_limits<double>::quiet_NaN();
+        }
+        else if (s == "Infinity")
+        {
+            d = std::numeric_limits<double>::infinity();
+        }
+        else if (s == "-Infinity")
+        {
+            d = -std::numeric_limits<double>::infinity();
+        }
+        else if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        {
+            const std::uint64_t bits = parse_hex_bits(j, dtype, width);
+            if (width == 2)
+            {
+                const auto b = static_cast<std::uint16_t>(bits);
+                std::memcpy(out, &b, 2);
+            }
+            else if (width == 4)
+            {
+                const auto b = static_cast<std::uint32_t>(bits);
+                std::memcpy(out, &b, 4);
+            }
+            else
+            {
+                std::memcpy(out, &bits, 8);
+            }
+            return;
+        }
+        else
+        {
+            bad_fill(j, dtype, "strings allowed are \"NaN\", \"Infinity\", \"-Infinity\" and \"0x...\"");
+        }
+    }
+    else if (j.is_number())
+    {
+        d = j.get<double>();
+    }
+    else
+    {
+        bad_fill(j, dtype, "expected a number or a string");
+    }
+    if (width == 2)
+    {
+        const float16 h(static_cast<float>(d));
+        std::memcpy(out, &h, 2);
+    }
+    else if (width == 4)
+    {
+        const auto f = static_cast<float>(d);
+        std::memcpy(out, &f, 4);
+    }
+    else
+    {
+        std::memcpy(out, &d, 8);
+    }
+}
+
+inline json float_component_to_json(const std::byte* p, std::size_t width)
+{
+    double d;
+    std::uint64_t bits = 0;
+    std::uint64_t canonical_nan = 0;
+    if (width == 2)
+    {
+        std::uint16_t b;
+        std::memcpy(&b, p, 2);
+        bits = b;
+        d = static_cast<float>(half_from_bits(b));
+        canonical_nan = 0x7e00;
+    }
+    else if (width == 4)
+    {
+        float f;
+        std::memcpy(&f, p, 4);
+        std::uint32_t b;
+        std::memcpy(&b, p, 4);
+        bits = b;
+        d = f;
+        canonical_nan = 0x7fc00000u;
+    }
+    else
+    {
+        std::memcpy(&d, p, 8);
+        std::memcpy(&bits, p, 8);
+        canonical_nan = 0x7ff8000000000000ull;
+    }
+    if (std::isnan(d))
+    {
+        if (bits == canonical_nan)
+        {
+            return "NaN";
+        }
+        static const char* digits = "0123456789abcdef";
+        std::string s = "0x";
+        for (int i = static_cast<int>(width) * 2 - 1; i >= 0; --i)
+        {
+            s += digits[(bits >> (4 * i)) & 0xf];
+        }
+        return s;
+    }
+    if (std::isinf(d))
+    {
+        return d > 0 ? "Infinity" : "-Infinity";
+    }
+    return d;
+}
+
+template <class I>
+void parse_integer(const json& j, dtype_id dtype, std::byte* out)
+{
+    I v{};
+    if (j.is_number_unsigned())
+    {
+        const auto u = j.get<std::uint64_t>();
+        if (u > static_cast<std::uint64_t>(std::numeric_limits<I>::max()))
+        {
+            bad_fill(j, dtype, "out of range");
+        }
+        v = static_cast<I>(u);
+    }
+    else if (j.is_number_integer())
+    {
+        const auto s = j.get<std::int64_t>();
+        if constexpr (std::is_unsigned_v<I>)
+        {
+            if (s < 0 || static_cast<std::uint64_t>(s) > std::numeric_limits<I>::max())
+            {
+                bad_fill(j, dtype, "out of range");
+            }
+        }
+        else
+        {
+            if (s < std::numeric_limits<I>::min() || s > std::numeric_limits<I>::max())
+            {
+                bad_fill(j, dtype, "out of range");
+            }
+        }
+        v = static_cast<I>(s);
+    }
+    else if (j.is_number_float())
+    {
+        // Some writers store 0.0 for integer arrays; accept exactly integral values in range.
+        const double d = j.get<double>();
+        if (!(d == std::floor(d)) || d < static_cast<double>(std::numeric_limits<I>::min())
+            || d > static_cast<double>(std::numeric_limits<I>::max()))
+        {
+            bad_fill(j, dtype, "not an integer in range");
+        }
+        v = static_cast<I>(d);
+    }
+    else
+    {
+        bad_fill(j, dtype, "expected an integer");
+    }
+    std::memcpy(out, &v, sizeof(I));
+}
+
+} // namespace detail
+
+inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format)
+{
+    fill_value f;
+    std::byte* out = f.bytes.data();
+    if (j.is_null())
+    {
+        if (zarr_format == 2)
+        {
+            f.is_null = true;
+            return f;
+        }
+        detail::bad_fill(j, dtype, "null is only allowed in Zarr v2");
+    }
+    switch (dtype)
+    {
+    case dtype_id::bool_:
+    {
+        bool b = false;
+        if (j.is_boolean())
+        {
+            b = j.get<bool>();
+        }
+        else if (j.is_number_integer() && (j.get<std::int64_t>() == 0 || j.get<std::int64_t>() == 1))
+        {
+            b = j.get<std::int64_t>() == 1;
+        }
+        else
+        {
+            detail::bad_fill(j, dtype, "expected true or false");
+        }
+        std::memcpy(out, &b, 1);
+        break;
+    }
+    case dtype_id::int8:
+        detail::parse_integer<std::int8_t>(j, dtype, out);
+        break;
+    case dtype_id::int16:
+        detail::parse_integer<std::int16_t>(j, dtype, out);
+        break;
+    case dtype_id::int32:
+        detail::parse_integer<std::int32_t>(j, dtype, out);
+        break;
+    case dtype_id::int64:
+        detail::parse_integer<std::int64_t>(j, dtype, out);
+        break;
+    case dtype_id::uint8:
+        detail::parse_integer<std::uint8_t>(j, dtype, out);
+        break;
+    case dtype_id::uint16:
+        detail::parse_integer<std::uint16_t>(j, dtype, out);
+        break;
+    case dtype_id::uint32:
+        detail::parse_integer<std::uint32_t>(j, dtype, out);
+        break;
+    case dtype_id::uint64:
+        detail::parse_integer<std::uint64_t>(j, dtype, out);
+        break;
+    case dtype_id::float16:
+        detail::parse_float_component(j, dtype, 2, out);
+        break;
+    case dtype_id::float32:
+        detail::parse_float_component(j, dtype, 4, out);
+        break;
+    case dtype_id::float64:
+        detail::parse_float_component(j, dtype, 8, out);
+        break;
+    case dtype_id::complex64:
+    case dtype_id::complex128:
+    {
+        const std::size_t w = info(dtype).word;
+        if (!j.is_array() || j.size() != 2)
+        {
+            detail::bad_fill(j, dtype, "expected [real, imaginary]");
+        }
+        detail::parse_float_component(j[0], dtype, w, out);
+        detail::parse_float_component(j[1], dtype, w, out + w);
+        break;
+    }
+    }
+    return f;
+}
+
+inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format)
+{
+    if (f.is_null && zarr_format == 2)
+    {
+        return nullptr;
+    }
+    switch (dtype)
+    {
+    case dtype_id::bool_:
+        return f.as<bool>();
+    case dtype_id::int8:
+        return f.as<std::int8_t>();
+    case dtype_id::int16:
+        return f.as<std::int16_t>();
+    case dtype_id::int32:
+        return f.as<std::int32_t>();
+    case dtype_id::int64:
+        return f.as<std::int64_t>();
+    case dtype_id::uint8:
+        return f.as<std::uint8_t>();
+    case dtype_id::uint16:
+        return f.as<std::uint16_t>();
+    case dtype_id::uint32:
+        return f.as<std::uint32_t>();
+    case dtype_id::uint64:
+        return f.as<std::uint64_t>();
+    case dtype_id::float16:
+        return detail::float_component_to_json(f.bytes.data(), 2);
+    case dtype_id::float32:
+        return detail::float_component_to_json(f.bytes.data(), 4);
+    case dtype_id::float64:
+        return detail::float_component_to_json(f.bytes.data(), 8);
+    case dtype_id::complex64:
+    case dtype_id::complex128:
+    {
+        const std::size_t w = info(dtype).word;
+        return json::array({detail::float_component_to_json(f.bytes.data(), w),
+                            detail::float_component_to_json(f.bytes.data() + w, w)});
+    }
+    }
+    return nullptr;
+}
+
+inline json scalar::to_json() const
+{
+    switch (m_kind)
+    {
+    case kind::none:
+        return nullptr;
+    case kind::boolean:
+        return m_bool;
+    case kind::signed_int:
+        return m_int;
+    case kind::unsigned_int:
+        return m_uint;
+    case kind::floating:
+    {
+        const std::byte* p = reinterpret_cast<const std::byte*>(&m_double);
+        return detail::float_component_to_json(p, 8);
+    }
+    case kind::complex:
+    {
+        const double re = m_complex.real();
+        const double im = m_complex.imag();
+        return json::array({detail::float_component_to_json(reinterpret_cast<const std::byte*>(&re), 8),
+                            detail::float_component_to_json(reinterpret_cast<const std::byte*>(&im), 8)});
+    }
+    case kind::json_value:
+        return m_json;
+    }
+    return nullptr;
+}
+
+} // namespace zarrxt

@@ -1,0 +1,290 @@
+/** @file metadata/v2.hpp
+ *  Zarr v2 `.zarray` / `.zgroup` / `.zattrs`, lowered onto the v3-shaped model at open.
+ *  Spec: https://zarr-specs.readthedocs.io/en/latest/v2/v2.0.html
+ *
+ *  Lowering (the only place zarrxt looks at the format version of an array):
+ *    order "F"          -> transpose codec with the reversed axis order (rank > 1)
+ *    dtype "<i2"/">i2"  -> dtype int16 + bytes codec {endian: little|big}
+ *    compressor         -> one bytes-to-bytes codec: zlib, gzip, zstd, blosc (lz4 when available)
+ *    filters            -> refused unless null or empty (zarrxt implements no v2 filters yet)
+ *    dimension_separator-> chunk key encoding "v2" with that separator
+ *  Unknown members of .zarray are tolerated (v2 has no extension mechanism; zarr-python ignores them).
+ */
+#pragma once
+
+#include "../config.hpp"
+#include "array_metadata.hpp"
+#include "document.hpp"
+
+#include <string>
+
+namespace zarrxt
+{
+
+namespace detail
+{
+
+/// numcodecs blosc shuffle integers <-> v3 names.
+inline std::string blosc_shuffle_name(std::int64_t v, std::size_t typesize)
+{
+    switch (v)
+    {
+    case 0:
+        return "noshuffle";
+    case 1:
+        return "shuffle";
+    case 2:
+        return "bitshuffle";
+    case -1: // AUTOSHUFFLE: numcodecs picks bit-shuffle for 1-byte items, byte shuffle otherwise
+        return typesize == 1 ? "bitshuffle" : "shuffle";
+    default:
+        throw_member(metadata_errc::invalid_value, "compressor.shuffle",
+                     "must be -1, 0, 1 or 2, got " + std::to_string(v));
+    }
+}
+
+inline std::int64_t blosc_shuffle_number(const std::string& name)
+{
+    if (name == "noshuffle")
+    {
+        return 0;
+    }
+    if (name == "shuffle")
+    {
+        return 1;
+    }
+    if (name == "bitshuffle")
+    {
+        return 2;
+    }
+    throw_member(metadata_errc::invalid_value, "blosc.shuffle", "unknown shuffle \"" + name + "\"");
+}
+
+/// A v2 compressor object lowered to a v3-style codec spec.
+inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
+{
+    as_object(c, "compressor");
+    const auto& id = as_string(require_member(c, "id"), "compressor.id");
+    auto level_or = [&](std::int64_t def) {
+        auto it = c.find("level");
+        return it == c.end() || it->is_null() ? def : as_int(*it, "compressor.level");
+    };
+    if (id == "zlib" || id == "gzip")
+    {
+        return codec_spec(id, {{"level", level_or(1)}});
+    }
+    if (id == "zstd")
+    {
+        bool checksum = false;
+        if (auto it = c.find("checksum"); it != c.end() && !it->is_null())
+        {
+            checksum = as_bool(*it, "compressor.checksum");
+        }
+        return codec_spec("zstd", {{"level", level_or(1)}, {"checksum", checksum}});
+    }
+    if (id == "blosc")
+    {
+        json cfg = json::object();
+        cfg["cname"] = c.contains("cname") ? as_string(c["cname"], "compressor.cname") : std::string("lz4");
+        cfg["clevel"] = c.contains("clevel") ? as_int(c["clevel"], "compressor.clevel") : 5;
+        cfg["shuffle"] = blosc_shuffle_name(c.contains("shuffle") ? as_int(c["shuffle"], "compressor.shuffle") : 1,
+                                            typesize);
+        cfg["typesize"] = typesize;
+        cfg["blocksize"] = c.contains("blocksize") ? as_int(c["blocksize"], "compressor.blocksize") : 0;
+        return codec_spec("blosc", std::move(cfg));
+    }
+    if (id == "lz4")
+    {
+        return codec_spec("numcodecs.lz4", {{"acceleration", c.contains("acceleration")
+                                                                 ? as_int(c["acceleration"], "compressor.acceleration")
+                                                                 : 1}});
+    }
+    throw metadata_error(metadata_errc::unknown_codec, "v2 compressor \"" + id + "\" is not supported by zarrxt");
+}
+
+/// The v2 compressor object for a v3-style spec (used when creating v2 arrays).
+inline json raise_to_v2_compressor(const codec_spec& s)
+{
+    const json& cfg = s.configuration;
+    auto get_int = [&](const char* k, std::int64_t def) {
+        auto it = cfg.find(k);
+        return it == cfg.end() ? def : it->get<std::int64_t>();
+    };
+    if (s.name == "zlib" || s.name == "gzip")
+    {
+        return {{"id", s.name}, {"level", get_int("level", s.name == "gzip" ? 5 : 1)}};
+    }
+    if (s.name == "zstd")
+    {
+        json j = {{"id", "zstd"}, {"level", get_int("level", 3)}};
+        if (cfg.contains("checksum") && cfg["checksum"].get<bool>())
+        {
+            j["checksum"] = true;
+        }
+        return j;
+    }
+    if (s.name == "blosc")
+    {
+        return {{"id", "blosc"},
+                {"cname", cfg.value("cname", std::string("lz4"))},
+                {"clevel", get_int("clevel", 5)},
+                {"shuffle", blosc_shuffle_number(cfg.value("shuffle", std::string("shuffle")))},
+                {"blocksize", get_int("blocksize", 0)}};
+    }
+    if (s.name == "numcodecs.lz4")
+    {
+        return {{"id", "lz4"}, {"acceleration", get_int("acceleration", 1)}};
+    }
+    throw metadata_error(metadata_errc::unknown_codec,
+                         "codec \"" + s.name + "\" has no Zarr v2 compressor equivalent");
+}
+
+} // namespace detail
+
+/// Parse and lower a v2 .zarray document.
+inline array_metadata parse_v2_array(const json& doc)
+{
+    if (!doc.is_object())
+    {
+        throw metadata_error(metadata_errc::wrong_type, ".zarray must be a JSON object");
+    }
+    const json& fmt = detail::require_member(doc, "zarr_format");
+    if (!fmt.is_number_integer() || fmt.get<std::int64_t>() != 2)
+    {
+        throw metadata_error(metadata_errc::version_mismatch,
+                             ".zarray has \"zarr_format\": " + fmt.dump() + ", expected 2");
+    }
+    array_metadata m;
+    m.zarr_format = 2;
+    m.shape = detail::as_extents(detail::require_member(doc, "shape"), "shape");
+    m.chunk_shape = detail::as_extents(detail::require_member(doc, "chunks"), "chunks");
+
+    const json& dt = detail::require_member(doc, "dtype");
+    if (!dt.is_string())
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "structured data type " + dt.dump() + " is not supported by zarrxt");
+    }
+    bool big_endian = false;
+    auto id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian);
+    if (!id)
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "data type \"" + dt.get<std::string>()
+                                 + "\" is not supported by zarrxt (supported: |b1, i1..i8, u1..u8, f2, f4, "
+                                   "f8, c8, c16 in either byte order)");
+    }
+    m.dtype = *id;
+    validate_geometry(m);
+
+    const auto& order = detail::as_string(detail::require_member(doc, "order"), "order");
+    if (order != "C" && order != "F")
+    {
+        detail::throw_member(metadata_errc::invalid_value, "order", "must be \"C\" or \"F\", got \"" + order + "\"");
+    }
+
+    char sep = '.';
+    if (auto s = doc.find("dimension_separator"); s != doc.end() && !s->is_null())
+    {
+        const auto& v = detail::as_string(*s, "dimension_separator");
+        if (v != "." && v != "/")
+        {
+            detail::throw_member(metadata_errc::invalid_value, "dimension_separator",
+                                 "must be \".\" or \"/\", got \"" + v + "\"");
+        }
+        sep = v[0];
+    }
+    m.key_encoding = {chunk_key_encoding::kind::v2, sep};
+
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2);
+
+    if (auto f = doc.find("filters"); f != doc.end() && !f->is_null())
+    {
+        detail::as_array(*f, "filters");
+        if (!f->empty())
+        {
+            const json& first = (*f)[0];
+            const std::string fid = first.is_object() && first.contains("id") && first["id"].is_string()
+                                        ? first["id"].get<std::string>()
+                                        : first.dump();
+            throw metadata_error(metadata_errc::unknown_codec,
+                                 "v2 filter \"" + fid + "\" is not supported by zarrxt");
+        }
+    }
+
+    // The lowered chain.
+    const std::size_t rank = m.shape.size();
+    if (order == "F" && rank > 1)
+    {
+        json perm = json::array();
+        for (std::size_t i = 0; i < rank; ++i)
+        {
+            perm.push_back(rank - 1 - i);
+        }
+        m.codecs.emplace_back("transpose", json{{"order", perm}});
+    }
+    if (m.element_size() > 1)
+    {
+        m.codecs.emplace_back("bytes", json{{"endian", big_endian ? "big" : "little"}});
+    }
+    else
+    {
+        m.codecs.emplace_back("bytes");
+    }
+    if (auto c = doc.find("compressor"); c != doc.end() && !c->is_null())
+    {
+        m.codecs.push_back(detail::lower_v2_compressor(*c, m.element_size()));
+    }
+    m.document = doc;
+    return m;
+}
+
+inline group_metadata parse_v2_group(const json& doc)
+{
+    if (!doc.is_object())
+    {
+        throw metadata_error(metadata_errc::wrong_type, ".zgroup must be a JSON object");
+    }
+    const json& fmt = detail::require_member(doc, "zarr_format");
+    if (!fmt.is_number_integer() || fmt.get<std::int64_t>() != 2)
+    {
+        throw metadata_error(metadata_errc::version_mismatch,
+                             ".zgroup has \"zarr_format\": " + fmt.dump() + ", expected 2");
+    }
+    group_metadata g;
+    g.zarr_format = 2;
+    g.document = doc;
+    return g;
+}
+
+/// Options of a new v2 array beyond the model: memory order and byte order.
+struct v2_layout
+{
+    char order = 'C';
+    bool big_endian = false;
+    char dimension_separator = '.';
+    std::optional<codec_spec> compressor;
+};
+
+/// A new .zarray document.
+inline json make_v2_array_document(const std::vector<std::uint64_t>& shape,
+                                   const std::vector<std::uint64_t>& chunks, dtype_id dtype,
+                                   const fill_value& fill, const v2_layout& layout)
+{
+    json doc = json::object();
+    doc["chunks"] = chunks;
+    doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
+    doc["dtype"] = v2_typestr(dtype, layout.big_endian);
+    doc["fill_value"] = fill_value_to_json(fill, dtype, 2);
+    doc["filters"] = nullptr;
+    doc["order"] = std::string(1, layout.order);
+    doc["shape"] = shape;
+    doc["zarr_format"] = 2;
+    if (layout.dimension_separator != '.')
+    {
+        doc["dimension_separator"] = std::string(1, layout.dimension_separator);
+    }
+    return doc;
+}
+
+} // namespace zarrxt

@@ -1,0 +1,327 @@
+/** @file metadata/v3.hpp
+ *  Zarr v3 `zarr.json`: parsing (array and group), validation, and building new documents.
+ *  Spec: https://zarr-specs.readthedocs.io/en/latest/v3/core/index.html
+ *
+ *  Unknown top-level members are refused unless they are objects with `"must_understand": false`
+ *  (the spec's extension rule); a tolerated member is kept in `document` and written back.
+ */
+#pragma once
+
+#include "array_metadata.hpp"
+#include "document.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace zarrxt
+{
+
+/// True for the pre-final v3 draft root document ("zarr_format": "https://purl.org/zarr/...").
+inline bool is_pre_final_v3_document(const json& doc)
+{
+    if (!doc.is_object())
+    {
+        return false;
+    }
+    auto it = doc.find("zarr_format");
+    return it != doc.end() && it->is_string();
+}
+
+[[noreturn]] inline void throw_pre_final_draft()
+{
+    throw metadata_error(metadata_errc::pre_final_draft,
+                         "this hierarchy uses the pre-final Zarr v3 draft layout (meta/root/...), which "
+                         "the final v3 specification replaced; rewrite it with a current Zarr "
+                         "implementation");
+}
+
+namespace detail
+{
+
+/// name + optional configuration; a bare string is the name-only shorthand.
+inline codec_spec parse_named_config(const json& j, std::string_view member)
+{
+    if (j.is_string())
+    {
+        return codec_spec(j.get<std::string>());
+    }
+    as_object(j, member);
+    codec_spec s;
+    s.name = as_string(require_member(j, "name"), std::string(member) + ".name");
+    auto c = j.find("configuration");
+    if (c != j.end())
+    {
+        as_object(*c, std::string(member) + ".configuration");
+        s.configuration = *c;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+    {
+        if (it.key() != "name" && it.key() != "configuration" && it.key() != "must_understand")
+        {
+            throw_member(metadata_errc::unknown_extension, std::string(member) + "." + it.key(),
+                         "is not a known member");
+        }
+    }
+    return s;
+}
+
+inline void check_node(const json& doc, std::string_view expected_node_type)
+{
+    if (!doc.is_object())
+    {
+        throw metadata_error(metadata_errc::wrong_type, "zarr.json must be a JSON object");
+    }
+    if (is_pre_final_v3_document(doc))
+    {
+        throw_pre_final_draft();
+    }
+    const json& fmt = require_member(doc, "zarr_format");
+    if (!fmt.is_number_integer() || fmt.get<std::int64_t>() != 3)
+    {
+        throw metadata_error(metadata_errc::version_mismatch,
+                             "zarr.json has \"zarr_format\": " + fmt.dump() + ", expected 3");
+    }
+    const auto& node_type = as_string(require_member(doc, "node_type"), "node_type");
+    if (node_type != "array" && node_type != "group")
+    {
+        throw_member(metadata_errc::invalid_value, "node_type", "must be \"array\" or \"group\", got \""
+                                                                    + node_type + "\"");
+    }
+    if (node_type != expected_node_type)
+    {
+        throw metadata_error(metadata_errc::wrong_node_type,
+                             "expected " + std::string(expected_node_type) + ", found " + node_type);
+    }
+}
+
+/// Members of the core spec; anything else must be a must_understand: false extension.
+inline void check_unknown_members(const json& doc, std::span<const std::string_view> known)
+{
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+    {
+        if (std::find(known.begin(), known.end(), it.key()) != known.end())
+        {
+            continue;
+        }
+        const json& v = it.value();
+        const bool optional_ext = v.is_object() && v.contains("must_understand")
+                                  && v["must_understand"].is_boolean() && !v["must_understand"].get<bool>();
+        if (!optional_ext)
+        {
+            throw metadata_error(metadata_errc::unknown_extension,
+                                 "unknown member \"" + it.key()
+                                     + "\" (an extension zarrxt does not implement; only extensions "
+                                       "marked \"must_understand\": false may be ignored)");
+        }
+    }
+}
+
+} // namespace detail
+
+/// Parse a v3 array document (already a JSON value).
+inline array_metadata parse_v3_array(const json& doc)
+{
+    detail::check_node(doc, "array");
+    static constexpr std::array<std::string_view, 11> known{
+        "zarr_format", "node_type",     "shape",           "data_type",
+        "chunk_grid",  "chunk_key_encoding", "fill_value", "codecs",
+        "attributes",  "dimension_names", "storage_transformers"};
+    detail::check_unknown_members(doc, known);
+
+    array_metadata m;
+    m.zarr_format = 3;
+    m.shape = detail::as_extents(detail::require_member(doc, "shape"), "shape");
+
+    // data_type: a name, or {name, configuration} for extension types.
+    const json& dt = detail::require_member(doc, "data_type");
+    std::string dt_name;
+    if (dt.is_string())
+    {
+        dt_name = dt.get<std::string>();
+    }
+    else if (dt.is_object() && dt.contains("name") && dt["name"].is_string())
+    {
+        dt_name = dt["name"].get<std::string>();
+    }
+    else
+    {
+        detail::throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
+    }
+    auto id = dtype_from_v3_name(dt_name);
+    if (!id || !dt.is_string())
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "data type \"" + dt_name + "\" is not supported by zarrxt (supported: bool, "
+                                                        "int8..int64, uint8..uint64, float16/32/64, "
+                                                        "complex64/128)");
+    }
+    m.dtype = *id;
+
+    // chunk_grid
+    const json& grid = detail::require_member(doc, "chunk_grid");
+    auto grid_spec = detail::parse_named_config(grid, "chunk_grid");
+    if (grid_spec.name != "regular")
+    {
+        throw metadata_error(metadata_errc::unsupported_grid,
+                             "chunk grid \"" + grid_spec.name + "\" is not supported (only \"regular\")");
+    }
+    m.chunk_shape = detail::as_extents(detail::require_member(grid_spec.configuration, "chunk_shape"),
+                                       "chunk_grid.configuration.chunk_shape");
+    validate_geometry(m);
+
+    // chunk_key_encoding
+    const json& cke = detail::require_member(doc, "chunk_key_encoding");
+    auto cke_spec = detail::parse_named_config(cke, "chunk_key_encoding");
+    if (cke_spec.name == "default")
+    {
+        m.key_encoding = {chunk_key_encoding::kind::default_, '/'};
+    }
+    else if (cke_spec.name == "v2")
+    {
+        m.key_encoding = {chunk_key_encoding::kind::v2, '.'};
+    }
+    else
+    {
+        throw metadata_error(metadata_errc::unsupported_key_encoding,
+                             "chunk key encoding \"" + cke_spec.name + "\" is not supported");
+    }
+    if (auto sep = cke_spec.configuration.find("separator"); sep != cke_spec.configuration.end())
+    {
+        const auto& s = detail::as_string(*sep, "chunk_key_encoding.configuration.separator");
+        if (s != "/" && s != ".")
+        {
+            detail::throw_member(metadata_errc::invalid_value, "chunk_key_encoding.configuration.separator",
+                                 "must be \"/\" or \".\", got \"" + s + "\"");
+        }
+        m.key_encoding.separator = s[0];
+    }
+
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3);
+
+    // codecs: the chain is validated (names, order, configurations) when it is built.
+    const json& codecs = detail::as_array(detail::require_member(doc, "codecs"), "codecs");
+    if (codecs.empty())
+    {
+        detail::throw_member(metadata_errc::invalid_value, "codecs", "must name at least one codec");
+    }
+    for (const auto& c : codecs)
+    {
+        m.codecs.push_back(detail::parse_named_config(c, "codecs[]"));
+    }
+
+    if (auto a = doc.find("attributes"); a != doc.end())
+    {
+        detail::as_object(*a, "attributes");
+        m.attributes = *a;
+    }
+    if (auto d = doc.find("dimension_names"); d != doc.end() && !d->is_null())
+    {
+        detail::as_array(*d, "dimension_names");
+        if (d->size() != m.shape.size())
+        {
+            detail::throw_member(metadata_errc::invalid_value, "dimension_names",
+                                 "has " + std::to_string(d->size()) + " entries for rank "
+                                     + std::to_string(m.shape.size()));
+        }
+        std::vector<std::optional<std::string>> names;
+        for (const auto& n : *d)
+        {
+            if (n.is_null())
+            {
+                names.emplace_back();
+            }
+            else
+            {
+                names.emplace_back(detail::as_string(n, "dimension_names[]"));
+            }
+        }
+        m.dimension_names = std::move(names);
+    }
+    if (auto st = doc.find("storage_transformers"); st != doc.end())
+    {
+        detail::as_array(*st, "storage_transformers");
+        if (!st->empty())
+        {
+            throw metadata_error(metadata_errc::unsupported_feature,
+                                 "storage transformers are not supported (found " + (*st)[0].dump() + ")");
+        }
+    }
+    m.document = doc;
+    return m;
+}
+
+inline group_metadata parse_v3_group(const json& doc)
+{
+    detail::check_node(doc, "group");
+    static constexpr std::array<std::string_view, 4> known{"zarr_format", "node_type", "attributes",
+                                                           "consolidated_metadata"};
+    detail::check_unknown_members(doc, known);
+    group_metadata g;
+    g.zarr_format = 3;
+    if (auto a = doc.find("attributes"); a != doc.end())
+    {
+        detail::as_object(*a, "attributes");
+        g.attributes = *a;
+    }
+    g.document = doc;
+    return g;
+}
+
+/// The node type a zarr.json declares ("array" / "group"), after the version check.
+inline std::string v3_node_type(const json& doc)
+{
+    if (!doc.is_object())
+    {
+        throw metadata_error(metadata_errc::wrong_type, "zarr.json must be a JSON object");
+    }
+    if (is_pre_final_v3_document(doc))
+    {
+        throw_pre_final_draft();
+    }
+    return detail::as_string(detail::require_member(doc, "node_type"), "node_type");
+}
+
+/// Build a new v3 array document from the model's fields (used by create).
+inline json make_v3_array_document(const array_metadata& m)
+{
+    json doc = json::object();
+    doc["zarr_format"] = 3;
+    doc["node_type"] = "array";
+    doc["shape"] = m.shape;
+    doc["data_type"] = std::string(name(m.dtype));
+    doc["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}};
+    doc["chunk_key_encoding"] = {
+        {"name", m.key_encoding.encoding == chunk_key_encoding::kind::default_ ? "default" : "v2"},
+        {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}};
+    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3);
+    json codecs = json::array();
+    for (const auto& c : m.codecs)
+    {
+        codecs.push_back(c.to_json());
+    }
+    doc["codecs"] = std::move(codecs);
+    doc["attributes"] = m.attributes;
+    if (m.dimension_names)
+    {
+        json names = json::array();
+        for (const auto& n : *m.dimension_names)
+        {
+            names.push_back(n ? json(*n) : json(nullptr));
+        }
+        doc["dimension_names"] = std::move(names);
+    }
+    return doc;
+}
+
+inline json make_v3_group_document(const json& attributes)
+{
+    json doc = json::object();
+    doc["zarr_format"] = 3;
+    doc["node_type"] = "group";
+    doc["attributes"] = attributes;
+    return doc;
+}
+
+} // namespace zarrxt

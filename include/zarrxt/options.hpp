@@ -1,0 +1,84 @@
+/** @file options.hpp
+ *  Options for creating arrays and groups. Plain aggregates: use designated initialisers,
+ *  `zarrxt::v3_options{.shape = {...}, .chunk_shape = {...}, .codecs = {...}}`.
+ */
+#pragma once
+
+#include "detail/json.hpp"
+#include "metadata/array_metadata.hpp"
+#include "metadata/fill_value.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// The codecs zarr-python 3 uses by default for numeric arrays: bytes (little-endian) + zstd level 0.
+inline std::vector<codec_spec> default_v3_codecs()
+{
+    return {codec_spec("bytes", {{"endian", "little"}}), codec_spec("zstd", {{"level", 0}, {"checksum", false}})};
+}
+
+struct v3_options
+{
+    std::vector<std::uint64_t> shape;
+    std::vector<std::uint64_t> chunk_shape;                  ///< the chunk (or shard) shape
+    std::vector<codec_spec> codecs = default_v3_codecs();    ///< codec objects convert implicitly
+    scalar fill_value;                                       ///< empty: zero of the data type
+    char separator = '/';                                    ///< chunk key separator
+    bool v2_chunk_key_encoding = false;                      ///< "v2" keys (0.1.2) instead of c/0/1/2
+    std::optional<std::vector<std::optional<std::string>>> dimension_names;
+    json attributes = json::object();
+    bool overwrite = false;          ///< replace an existing node at the path (erasing its chunks)
+    bool write_empty_chunks = false; ///< store chunks that hold only the fill value
+};
+
+struct v2_options
+{
+    std::vector<std::uint64_t> shape;
+    std::vector<std::uint64_t> chunks;
+    std::optional<codec_spec> compressor = codec_spec("zstd", {{"level", 1}}); ///< nullopt: uncompressed
+    scalar fill_value;            ///< empty: zero of the data type
+    bool null_fill_value = false; ///< write "fill_value": null (readers then return zeros)
+    char order = 'C';             ///< 'F' stores chunks in Fortran order
+    char dimension_separator = '.';
+    bool big_endian = false;
+    json attributes = json::object();
+    bool overwrite = false;
+    bool write_empty_chunks = false;
+};
+
+struct group_options
+{
+    int zarr_format = 3;
+    json attributes = json::object();
+    bool overwrite = false;
+};
+
+/// A sharding_indexed codec spec: shards of the array's chunk shape hold inner chunks of
+/// `inner_chunk_shape`, encoded with `codecs`; the index uses `index_codecs` at `index_location`.
+inline codec_spec sharded(std::vector<std::uint64_t> inner_chunk_shape, std::vector<codec_spec> codecs = default_v3_codecs(),
+                          bool index_at_end = true,
+                          std::vector<codec_spec> index_codecs = {codec_spec("bytes", {{"endian", "little"}}),
+                                                                  codec_spec("crc32c")})
+{
+    json c = json::array();
+    for (const auto& s : codecs)
+    {
+        c.push_back(s.to_json());
+    }
+    json ic = json::array();
+    for (const auto& s : index_codecs)
+    {
+        ic.push_back(s.to_json());
+    }
+    return codec_spec("sharding_indexed", {{"chunk_shape", inner_chunk_shape},
+                                           {"codecs", c},
+                                           {"index_codecs", ic},
+                                           {"index_location", index_at_end ? "end" : "start"}});
+}
+
+} // namespace zarrxt

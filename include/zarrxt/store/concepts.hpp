@@ -1,0 +1,133 @@
+/** @file store/concepts.hpp
+ *  What a store is: a map from validated string keys to byte strings, with byte-range reads.
+ *
+ *  Absent keys are an empty std::optional, never an error. `read` returns the requested range
+ *  (clamped to the object), the object's total size and a generation (it changes whenever the
+ *  object is rewritten; size + mtime on files) so callers can validate offsets against the real
+ *  size and cache what they parsed. Writes (`set`) are atomic: readers see the old or the new
+ *  object, never a mixture. See docs/concepts/store.md.
+ */
+#pragma once
+
+#include "../detail/buffer.hpp"
+
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// A range of an object: [offset, offset + length), or its last `length` bytes.
+struct byte_range
+{
+    static constexpr std::uint64_t to_end = std::numeric_limits<std::uint64_t>::max();
+
+    std::uint64_t offset = 0;
+    std::uint64_t length = to_end;
+    bool suffix = false;
+
+    static constexpr byte_range all() noexcept { return {}; }
+    static constexpr byte_range of(std::uint64_t offset, std::uint64_t length) noexcept { return {offset, length, false}; }
+    static constexpr byte_range last(std::uint64_t length) noexcept { return {0, length, true}; }
+
+    bool is_all() const noexcept { return !suffix && offset == 0 && length == to_end; }
+};
+
+struct read_result
+{
+    buffer bytes;
+    std::uint64_t object_size = 0; ///< total size of the object, not of the range
+    std::uint64_t generation = 0;  ///< changes whenever the object is replaced
+};
+
+struct object_info
+{
+    std::uint64_t size = 0;
+    std::uint64_t generation = 0;
+};
+
+/// Resolve a range against an object size: the [begin, end) actually served (clamped).
+inline std::pair<std::uint64_t, std::uint64_t> resolve_range(const byte_range& r, std::uint64_t size) noexcept
+{
+    if (r.suffix)
+    {
+        const std::uint64_t n = r.length > size ? size : r.length;
+        return {size - n, size};
+    }
+    const std::uint64_t begin = r.offset > size ? size : r.offset;
+    const std::uint64_t end = r.length > size - begin ? size : begin + r.length;
+    return {begin, end};
+}
+
+template <class S>
+concept readable_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max) {
+    {
+        s.read(key, r, max)
+    } -> std::same_as<std::optional<read_result>>;
+    {
+        s.stat(key)
+    } -> std::same_as<std::optional<object_info>>;
+};
+
+template <class S>
+concept writable_store = requires(S& s, std::string_view key, byte_view data) {
+    {
+        s.set(key, data)
+    } -> std::same_as<void>;
+    {
+        s.erase(key)
+    } -> std::same_as<bool>;
+    s.lock_key(key); // an RAII guard serialising read-modify-write of one key
+};
+
+template <class S>
+concept listable_store = requires(const S& s, std::string_view prefix) {
+    {
+        s.list(prefix)
+    } -> std::same_as<std::vector<std::string>>;
+    {
+        s.list_dir(prefix)
+    } -> std::same_as<std::vector<std::string>>;
+};
+
+/// What zarrxt::array needs from its Store policy.
+template <class S>
+concept store_policy = std::copy_constructible<S> && readable_store<S> && writable_store<S> && listable_store<S>;
+
+/// Whole-object read without a size cap (convenience for small documents and tests).
+template <readable_store S>
+std::optional<buffer> get(const S& s, std::string_view key)
+{
+    auto r = s.read(key, byte_range::all(), std::numeric_limits<std::uint64_t>::max());
+    if (!r)
+    {
+        return std::nullopt;
+    }
+    return std::move(r->bytes);
+}
+
+namespace detail
+{
+
+/// In-process per-key locks shared by all copies of one store handle: a fixed table of mutexes
+/// indexed by key hash (a collision only serialises two unrelated keys; it never deadlocks because
+/// a caller holds one key lock at a time).
+struct key_lock_table
+{
+    static constexpr std::size_t stripes = 256;
+    std::mutex m[stripes];
+
+    std::unique_lock<std::mutex> lock(std::string_view key)
+    {
+        return std::unique_lock<std::mutex>(m[std::hash<std::string_view>{}(key) % stripes]);
+    }
+};
+
+} // namespace detail
+} // namespace zarrxt

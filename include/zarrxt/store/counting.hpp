@@ -1,0 +1,188 @@
+/** @file store/counting.hpp
+ *  I/O accounting. `io_counters` are kept by every array: they tell index reads from payload reads,
+ *  which is what a test (or a user tuning a cache) needs to see the I/O shape of a call.
+ *  `counting_store<S>` wraps any store and counts the raw requests it serves.
+ */
+#pragma once
+
+#include "../zarrxt_fwd.hpp"
+#include "concepts.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace zarrxt
+{
+
+/// A plain copy of the counters at one moment.
+struct io_stats
+{
+    std::uint64_t index_reads = 0;      ///< shard-index requests sent to the store
+    std::uint64_t index_bytes = 0;
+    std::uint64_t payload_reads = 0;    ///< chunk / inner-chunk data requests (after coalescing)
+    std::uint64_t payload_bytes = 0;
+    std::uint64_t index_cache_hits = 0; ///< shard indexes served from the cache
+    std::uint64_t peak_cached_index_bytes = 0;
+    std::uint64_t writes = 0;           ///< objects written (chunks, shards)
+    std::uint64_t write_bytes = 0;
+    std::uint64_t erases = 0;           ///< objects erased (chunks/shards that became fill value)
+};
+
+/// Thread-safe counters (relaxed atomics: they count, they do not order).
+class io_counters
+{
+public:
+    void add_index_read(std::uint64_t bytes) noexcept
+    {
+        m_index_reads.fetch_add(1, std::memory_order_relaxed);
+        m_index_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    void add_payload_read(std::uint64_t bytes) noexcept
+    {
+        m_payload_reads.fetch_add(1, std::memory_order_relaxed);
+        m_payload_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    void add_cache_hit() noexcept { m_index_cache_hits.fetch_add(1, std::memory_order_relaxed); }
+    void note_cached_bytes(std::uint64_t bytes) noexcept
+    {
+        std::uint64_t cur = m_peak.load(std::memory_order_relaxed);
+        while (bytes > cur && !m_peak.compare_exchange_weak(cur, bytes, std::memory_order_relaxed))
+        {
+        }
+    }
+    void add_write(std::uint64_t bytes) noexcept
+    {
+        m_writes.fetch_add(1, std::memory_order_relaxed);
+        m_write_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    void add_erase() noexcept { m_erases.fetch_add(1, std::memory_order_relaxed); }
+
+    io_stats snapshot() const noexcept
+    {
+        io_stats s;
+        s.index_reads = m_index_reads.load(std::memory_order_relaxed);
+        s.index_bytes = m_index_bytes.load(std::memory_order_relaxed);
+        s.payload_reads = m_payload_reads.load(std::memory_order_relaxed);
+        s.payload_bytes = m_payload_bytes.load(std::memory_order_relaxed);
+        s.index_cache_hits = m_index_cache_hits.load(std::memory_order_relaxed);
+        s.peak_cached_index_bytes = m_peak.load(std::memory_order_relaxed);
+        s.writes = m_writes.load(std::memory_order_relaxed);
+        s.write_bytes = m_write_bytes.load(std::memory_order_relaxed);
+        s.erases = m_erases.load(std::memory_order_relaxed);
+        return s;
+    }
+
+    void reset() noexcept
+    {
+        for (auto* c : {&m_index_reads, &m_index_bytes, &m_payload_reads, &m_payload_bytes, &m_index_cache_hits,
+                        &m_peak, &m_writes, &m_write_bytes, &m_erases})
+        {
+            c->store(0, std::memory_order_relaxed);
+        }
+    }
+
+private:
+    std::atomic<std::uint64_t> m_index_reads{0};
+    std::atomic<std::uint64_t> m_index_bytes{0};
+    std::atomic<std::uint64_t> m_payload_reads{0};
+    std::atomic<std::uint64_t> m_payload_bytes{0};
+    std::atomic<std::uint64_t> m_index_cache_hits{0};
+    std::atomic<std::uint64_t> m_peak{0};
+    std::atomic<std::uint64_t> m_writes{0};
+    std::atomic<std::uint64_t> m_write_bytes{0};
+    std::atomic<std::uint64_t> m_erases{0};
+};
+
+/// Raw request counts of a store.
+struct store_stats
+{
+    std::uint64_t reads = 0;
+    std::uint64_t read_bytes = 0;
+    std::uint64_t misses = 0; ///< reads of absent keys
+    std::uint64_t stats = 0;
+    std::uint64_t writes = 0;
+    std::uint64_t write_bytes = 0;
+    std::uint64_t erases = 0;
+    std::uint64_t lists = 0;
+};
+
+/// A store decorator that counts every request (zarrs' performance-metrics adapter, in spirit).
+template <class S>
+class counting_store
+{
+    static_assert(store_policy<S>, "zarrxt::counting_store<S>: S must satisfy zarrxt::store_policy "
+                                   "(read, stat, set, erase, lock_key, list, list_dir)");
+
+public:
+    explicit counting_store(S inner) : m_inner(std::move(inner)), m_c(std::make_shared<counters>()) {}
+
+    std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max) const
+    {
+        auto res = m_inner.read(key, r, max);
+        m_c->reads.fetch_add(1);
+        if (res)
+        {
+            m_c->read_bytes.fetch_add(res->bytes.size());
+        }
+        else
+        {
+            m_c->misses.fetch_add(1);
+        }
+        return res;
+    }
+    std::optional<object_info> stat(std::string_view key) const
+    {
+        m_c->stats.fetch_add(1);
+        return m_inner.stat(key);
+    }
+    void set(std::string_view key, byte_view data)
+    {
+        m_inner.set(key, data);
+        m_c->writes.fetch_add(1);
+        m_c->write_bytes.fetch_add(data.size());
+    }
+    bool erase(std::string_view key)
+    {
+        m_c->erases.fetch_add(1);
+        return m_inner.erase(key);
+    }
+    std::vector<std::string> list(std::string_view prefix) const
+    {
+        m_c->lists.fetch_add(1);
+        return m_inner.list(prefix);
+    }
+    std::vector<std::string> list_dir(std::string_view prefix) const
+    {
+        m_c->lists.fetch_add(1);
+        return m_inner.list_dir(prefix);
+    }
+    auto lock_key(std::string_view key) const { return m_inner.lock_key(key); }
+
+    store_stats stats() const
+    {
+        return {m_c->reads.load(),  m_c->read_bytes.load(),  m_c->misses.load(), m_c->stats.load(),
+                m_c->writes.load(), m_c->write_bytes.load(), m_c->erases.load(), m_c->lists.load()};
+    }
+    void reset()
+    {
+        for (auto* a : {&m_c->reads, &m_c->read_bytes, &m_c->misses, &m_c->stats, &m_c->writes, &m_c->write_bytes,
+                        &m_c->erases, &m_c->lists})
+        {
+            a->store(0);
+        }
+    }
+    const S& inner() const noexcept { return m_inner; }
+
+private:
+    struct counters
+    {
+        std::atomic<std::uint64_t> reads{0}, read_bytes{0}, misses{0}, stats{0}, writes{0}, write_bytes{0},
+            erases{0}, lists{0};
+    };
+    S m_inner;
+    std::shared_ptr<counters> m_c;
+};
+
+} // namespace zarrxt

@@ -1,0 +1,166 @@
+/** @file store/memory.hpp
+ *  `memory_store`: keys and values in memory. A handle: copies share the same contents (and the
+ *  same key locks), so an array opened twice on one memory_store sees its own writes.
+ *  Thread-safe; values are immutable once stored, so a reader copies outside the lock.
+ */
+#pragma once
+
+#include "concepts.hpp"
+#include "key.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+namespace zarrxt
+{
+
+class memory_store
+{
+public:
+    memory_store() : m_state(std::make_shared<state>()) {}
+
+    std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const;
+    std::optional<object_info> stat(std::string_view key) const;
+    void set(std::string_view key, byte_view data);
+    bool erase(std::string_view key);
+    std::vector<std::string> list(std::string_view prefix) const;
+    std::vector<std::string> list_dir(std::string_view prefix) const;
+    std::unique_lock<std::mutex> lock_key(std::string_view key) const { return m_state->locks.lock(key); }
+
+    /// Number of stored objects (tests).
+    std::size_t size() const
+    {
+        std::lock_guard<std::mutex> g(m_state->mutex);
+        return m_state->objects.size();
+    }
+
+private:
+    struct object
+    {
+        std::shared_ptr<const buffer> bytes;
+        std::uint64_t generation;
+    };
+    struct state
+    {
+        mutable std::mutex mutex;
+        std::map<std::string, object, std::less<>> objects;
+        std::uint64_t next_generation = 1;
+        detail::key_lock_table locks;
+    };
+    std::shared_ptr<state> m_state;
+};
+
+/******************
+ * implementation *
+ ******************/
+
+inline std::optional<read_result> memory_store::read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
+{
+    validate_key(key);
+    object o;
+    {
+        std::lock_guard<std::mutex> g(m_state->mutex);
+        auto it = m_state->objects.find(key);
+        if (it == m_state->objects.end())
+        {
+            return std::nullopt;
+        }
+        o = it->second;
+    }
+    const auto [begin, end] = resolve_range(r, o.bytes->size());
+    if (end - begin > max_bytes)
+    {
+        limit_exceeded e("max_chunk_bytes", end - begin, max_bytes);
+        e.with_key(key);
+        throw e;
+    }
+    read_result res;
+    res.bytes = buffer::copy_of(byte_view(o.bytes->data() + begin, static_cast<std::size_t>(end - begin)));
+    res.object_size = o.bytes->size();
+    res.generation = o.generation;
+    return res;
+}
+
+inline std::optional<object_info> memory_store::stat(std::string_view key) const
+{
+    validate_key(key);
+    std::lock_guard<std::mutex> g(m_state->mutex);
+    auto it = m_state->objects.find(key);
+    if (it == m_state->objects.end())
+    {
+        return std::nullopt;
+    }
+    return object_info{it->second.bytes->size(), it->second.generation};
+}
+
+inline void memory_store::set(std::string_view key, byte_view data)
+{
+    validate_key(key);
+    auto b = std::make_shared<const buffer>(buffer::copy_of(data));
+    std::lock_guard<std::mutex> g(m_state->mutex);
+    auto& slot = m_state->objects[std::string(key)];
+    slot.bytes = std::move(b);
+    slot.generation = m_state->next_generation++;
+}
+
+inline bool memory_store::erase(std::string_view key)
+{
+    validate_key(key);
+    std::lock_guard<std::mutex> g(m_state->mutex);
+    auto it = m_state->objects.find(key);
+    if (it == m_state->objects.end())
+    {
+        return false;
+    }
+    m_state->objects.erase(it);
+    return true;
+}
+
+inline std::vector<std::string> memory_store::list(std::string_view prefix) const
+{
+    // Every key strictly below `prefix` ("" lists everything), as full keys.
+    std::string p(prefix);
+    if (!p.empty() && p.back() != '/')
+    {
+        p += '/';
+    }
+    std::vector<std::string> out;
+    std::lock_guard<std::mutex> g(m_state->mutex);
+    for (auto it = m_state->objects.lower_bound(p); it != m_state->objects.end(); ++it)
+    {
+        if (it->first.compare(0, p.size(), p) != 0)
+        {
+            break;
+        }
+        out.push_back(it->first);
+    }
+    return out;
+}
+
+inline std::vector<std::string> memory_store::list_dir(std::string_view prefix) const
+{
+    // Immediate children of `prefix`: names (not full keys), files and "directories" alike.
+    std::string p(prefix);
+    if (!p.empty() && p.back() != '/')
+    {
+        p += '/';
+    }
+    std::set<std::string> names;
+    std::lock_guard<std::mutex> g(m_state->mutex);
+    for (auto it = m_state->objects.lower_bound(p); it != m_state->objects.end(); ++it)
+    {
+        if (it->first.compare(0, p.size(), p) != 0)
+        {
+            break;
+        }
+        const std::string rest = it->first.substr(p.size());
+        names.insert(rest.substr(0, rest.find('/')));
+    }
+    return {names.begin(), names.end()};
+}
+
+} // namespace zarrxt

@@ -1,0 +1,227 @@
+/** @file visit.hpp
+ *  Arrays whose dtype and rank are known only from their metadata.
+ *
+ *  `open_any(store, path)` opens any supported array untyped; `visit(a, f)` calls `f` with the
+ *  matching `array<T, N>` (T one of the 14 element types, N from a rank list, 0..4 by default:
+ *  `visit<zarrxt::ranks<1, 2, 3, 5>>(a, f)` to choose). `f` is instantiated for every combination,
+ *  so keep the rank list to what the program needs. `any_array` also reads and writes raw bytes
+ *  of a region for any rank up to 8 without instantiating anything per dtype (used by the tool).
+ */
+#pragma once
+
+#include "array.hpp"
+#include "zarrxt_fwd.hpp"
+
+#include <complex>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace zarrxt
+{
+
+template <std::size_t... Ranks>
+struct ranks
+{
+};
+
+template <class Store>
+class any_array
+{
+public:
+    using core_type = detail::array_core<dynamic_chain, Store, operation_index_cache<>, inline_executor, default_limits>;
+    static constexpr std::size_t max_bytes_rank = 8;
+
+    explicit any_array(std::shared_ptr<core_type> core) : m_core(std::move(core)) {}
+
+    dtype_id dtype() const noexcept { return m_core->m_meta.dtype; }
+    std::size_t rank() const noexcept { return m_core->m_meta.rank(); }
+    const std::vector<std::uint64_t>& shape() const noexcept { return m_core->m_meta.shape; }
+    const std::vector<std::uint64_t>& chunk_shape() const noexcept { return m_core->m_meta.chunk_shape; }
+    const array_metadata& metadata() const noexcept { return m_core->m_meta; }
+    std::vector<codec_spec> codecs() const { return m_core->m_chain.specs(); }
+    const dynamic_chain& chain() const noexcept { return m_core->m_chain; }
+    const std::string& path() const noexcept { return m_core->m_path; }
+    Store& store() const noexcept { return m_core->m_store; }
+    io_stats stats() const noexcept { return m_core->m_counters.snapshot(); }
+    void reset_stats() noexcept { m_core->m_counters.reset(); }
+    void set_write_empty_chunks(bool keep) noexcept { m_core->m_write_empty_chunks = keep; }
+    const std::shared_ptr<core_type>& core() const noexcept { return m_core; }
+
+    /// The typed handle (throws dtype_mismatch / rank_mismatch when T, N are not the stored ones).
+    template <class T, std::size_t N>
+    array<T, N, dynamic_chain, Store> as() const
+    {
+        return array<T, N, dynamic_chain, Store>(m_core);
+    }
+
+    /// Read a region as native-endian, C-ordered element bytes into `out`.
+    void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
+                    std::byte* out) const
+    {
+        dispatch_rank(offset, extent, [&](auto n, const auto& r) {
+            check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
+            kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r));
+        });
+    }
+
+    /// Write native-endian, C-ordered element bytes of a region.
+    void write_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
+                     const std::byte* in)
+    {
+        dispatch_rank(offset, extent, [&](auto n, const auto& r) {
+            kernel::write_region<n.value>(*m_core, r, in, c_strides<n.value>(r));
+        });
+    }
+
+private:
+    template <std::size_t N>
+    static kernel::strides_t<N> c_strides(const region<N>& r)
+    {
+        kernel::strides_t<N> s{};
+        std::int64_t acc = 1;
+        for (std::size_t d = N; d-- > 0;)
+        {
+            s[d] = acc;
+            acc *= static_cast<std::int64_t>(r.extent[d]);
+        }
+        return s;
+    }
+
+    template <class F>
+    void dispatch_rank(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent, F&& f) const
+    {
+        const std::size_t n = rank();
+        if (offset.size() != n || extent.size() != n)
+        {
+            throw rank_mismatch("region has rank " + std::to_string(offset.size()) + ", the array has rank "
+                                + std::to_string(n));
+        }
+        bool done = false;
+        detail::static_for<0, max_bytes_rank + 1>([&](auto k) {
+            if (k.value == n && !done)
+            {
+                region<k.value> r;
+                for (std::size_t d = 0; d < k.value; ++d)
+                {
+                    r.offset[d] = offset[d];
+                    r.extent[d] = extent[d];
+                }
+                detail::check_region(r, shape());
+                f(k, r);
+                done = true;
+            }
+        });
+        if (!done)
+        {
+            throw array_error(array_errc::invalid_argument, "untyped region I/O supports ranks up to "
+                                                                + std::to_string(max_bytes_rank) + ", the array has rank "
+                                                                + std::to_string(n));
+        }
+    }
+
+    std::shared_ptr<core_type> m_core;
+};
+
+/// Open any supported array at `path`.
+template <class Store>
+any_array<Store> open_any(const Store& store, std::string_view path)
+{
+    return any_array<Store>(any_array<Store>::core_type::open(store, path, inline_executor{}, default_limits{}));
+}
+
+namespace detail
+{
+
+template <class F>
+decltype(auto) with_element_type(dtype_id id, F&& f)
+{
+    switch (id)
+    {
+    case dtype_id::bool_:
+        return f(std::type_identity<bool>{});
+    case dtype_id::int8:
+        return f(std::type_identity<std::int8_t>{});
+    case dtype_id::int16:
+        return f(std::type_identity<std::int16_t>{});
+    case dtype_id::int32:
+        return f(std::type_identity<std::int32_t>{});
+    case dtype_id::int64:
+        return f(std::type_identity<std::int64_t>{});
+    case dtype_id::uint8:
+        return f(std::type_identity<std::uint8_t>{});
+    case dtype_id::uint16:
+        return f(std::type_identity<std::uint16_t>{});
+    case dtype_id::uint32:
+        return f(std::type_identity<std::uint32_t>{});
+    case dtype_id::uint64:
+        return f(std::type_identity<std::uint64_t>{});
+    case dtype_id::float16:
+        return f(std::type_identity<float16>{});
+    case dtype_id::float32:
+        return f(std::type_identity<float>{});
+    case dtype_id::float64:
+        return f(std::type_identity<double>{});
+    case dtype_id::complex64:
+        return f(std::type_identity<std::complex<float>>{});
+    case dtype_id::complex128:
+        return f(std::type_identity<std::complex<double>>{});
+    }
+    return f(std::type_identity<bool>{});
+}
+
+template <class Store, class F, std::size_t R0, std::size_t... Rs>
+decltype(auto) visit_ranks(const any_array<Store>& a, F&& f, ranks<R0, Rs...>)
+{
+    return with_element_type(a.dtype(), [&](auto t) -> decltype(auto) {
+        using T = typename decltype(t)::type;
+        using R = decltype(f(std::declval<array<T, R0, dynamic_chain, Store>&>()));
+        if constexpr (std::is_void_v<R>)
+        {
+            bool done = false;
+            auto try_rank = [&](auto n) {
+                if (!done && a.rank() == n.value)
+                {
+                    auto typed = a.template as<T, n.value>();
+                    f(typed);
+                    done = true;
+                }
+            };
+            try_rank(std::integral_constant<std::size_t, R0>{});
+            (try_rank(std::integral_constant<std::size_t, Rs>{}), ...);
+            if (!done)
+            {
+                throw rank_mismatch("visit: rank " + std::to_string(a.rank()) + " is not in the visited rank list");
+            }
+        }
+        else
+        {
+            std::optional<R> result;
+            auto try_rank = [&](auto n) {
+                if (!result && a.rank() == n.value)
+                {
+                    auto typed = a.template as<T, n.value>();
+                    result.emplace(f(typed));
+                }
+            };
+            try_rank(std::integral_constant<std::size_t, R0>{});
+            (try_rank(std::integral_constant<std::size_t, Rs>{}), ...);
+            if (!result)
+            {
+                throw rank_mismatch("visit: rank " + std::to_string(a.rank()) + " is not in the visited rank list");
+            }
+            return R(std::move(*result));
+        }
+    });
+}
+
+} // namespace detail
+
+/// Call `f(array<T, N>&)` with the typed handle matching the stored dtype and rank.
+template <class Ranks = default_visit_ranks, class Store, class F>
+decltype(auto) visit(const any_array<Store>& a, F&& f)
+{
+    return detail::visit_ranks(a, std::forward<F>(f), Ranks{});
+}
+
+} // namespace zarrxt

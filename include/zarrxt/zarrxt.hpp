@@ -1,0 +1,22 @@
+/** @file zarrxt.hpp
+ *  The umbrella header: everything a user needs. Library headers never include it.
+ */
+#pragma once
+
+#include "array.hpp"
+#include "codec/blosc.hpp"
+#include "codec/bytes.hpp"
+#include "codec/chain.hpp"
+#include "codec/crc32c.hpp"
+#include "codec/dynamic_chain.hpp"
+#include "codec/gzip.hpp"
+#include "codec/sharding_indexed.hpp"
+#include "codec/transpose.hpp"
+#include "codec/zlib.hpp"
+#include "codec/zstd.hpp"
+#include "config.hpp"
+#include "group.hpp"
+#include "store/counting.hpp"
+#include "store/filesystem.hpp"
+#include "store/memory.hpp"
+#include "visit.hpp"
