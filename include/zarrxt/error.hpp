@@ -78,8 +78,8 @@ enum class shard_errc : int
     entry_out_of_range = 1, ///< an index entry points outside the shard
     entry_overlaps_index = 2,
     index_size = 3,         ///< the shard is smaller than its index or the index has the wrong size
-    entries_overlap = 4,    ///< two index entries overlap
     invalid_entry = 5,      ///< only one of offset/nbytes is the "missing" marker
+    unstable = 6,           ///< the shard kept changing while it was being read
 };
 
 enum class limit_errc : int
@@ -244,7 +244,7 @@ inline error& error::with_key(std::string_view key)
 {
     if (m_key.empty() && !key.empty())
     {
-        m_key = key;
+        m_key = std::string(key);
         rebuild();
     }
     return *this;
@@ -254,7 +254,7 @@ inline error& error::with_stage(std::string_view stage)
 {
     if (m_stage.empty() && !stage.empty())
     {
-        m_stage = stage;
+        m_stage = std::string(stage);
         rebuild();
     }
     return *this;

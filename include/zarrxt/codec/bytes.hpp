@@ -11,6 +11,7 @@
  */
 #pragma once
 
+#include "../detail/checked.hpp"
 #include "../detail/endian.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"

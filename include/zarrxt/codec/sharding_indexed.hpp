@@ -25,6 +25,7 @@
 #include "../detail/fill.hpp"
 #include "../detail/strided_copy.hpp"
 #include "../kernel/io.hpp"
+#include "../metadata/document.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
 
@@ -192,7 +193,7 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
     for (std::size_t d = 0; d < rank; ++d)
     {
         const json& e = (*cs)[d];
-        if (!e.is_number_unsigned() || e.get<std::uint64_t>() == 0)
+        if (!zarrxt::detail::is_nonnegative_integer(e) || e.get<std::uint64_t>() == 0)
         {
             detail::bad_config(name, "\"chunk_shape\" extents must be positive integers, got " + cs->dump());
         }
@@ -423,7 +424,7 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::read_region(range_rea
             ctx.cache->invalidate(src.cache_key());
         }
     }
-    shard_error e(shard_errc::index_size, "the shard kept changing while it was read (8 attempts)");
+    shard_error e(shard_errc::unstable, "the shard kept changing while it was read (8 attempts)");
     e.with_key(src.key());
     throw e;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "../detail/strided_copy.hpp"
+#include "../metadata/document.hpp"
 #include "concepts.hpp"
 
 #include <string>
@@ -84,7 +85,7 @@ inline transpose transpose::from_json(const json& cfg, const codec_context& ctx)
     std::vector<bool> seen(rank, false);
     for (const auto& a : *it)
     {
-        if (!a.is_number_unsigned() || a.get<std::uint64_t>() >= rank || seen[a.get<std::size_t>()])
+        if (!zarrxt::detail::is_nonnegative_integer(a) || a.get<std::uint64_t>() >= rank || seen[a.get<std::size_t>()])
         {
             detail::bad_config(name, "\"order\" must be a permutation of 0.." + std::to_string(rank - 1)
                                          + ", got " + it->dump());

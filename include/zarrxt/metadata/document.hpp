@@ -90,11 +90,17 @@ inline const std::string& as_string(const json& j, std::string_view member)
     return j.get_ref<const std::string&>();
 }
 
+/// A JSON integer that is >= 0 (nlohmann stores non-negative integers built in C++ as signed).
+inline bool is_nonnegative_integer(const json& j) noexcept
+{
+    return j.is_number_unsigned() || (j.is_number_integer() && j.get<std::int64_t>() >= 0);
+}
+
 inline std::uint64_t as_uint(const json& j, std::string_view member)
 {
-    if (j.is_number_unsigned())
+    if (is_nonnegative_integer(j))
     {
-        return j.get<std::uint64_t>();
+        return j.is_number_unsigned() ? j.get<std::uint64_t>() : static_cast<std::uint64_t>(j.get<std::int64_t>());
     }
     if (j.is_number_integer())
     {

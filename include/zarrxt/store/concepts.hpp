@@ -10,6 +10,7 @@
 #pragma once
 
 #include "../detail/buffer.hpp"
+#include "../error.hpp"
 
 #include <concepts>
 #include <cstdint>
