@@ -1,0 +1,327 @@
+// Sharding: round trips checked by an independent spec reader (index at the end and at the start,
+// nested shards), the I/O shape of partial reads through the counters, the three index-cache
+// policies, write semantics (untouched inner chunks copied as encoded bytes, empty inner chunks not
+// stored, empty shards erased), a static sharding chain, and concurrent writers of one shard.
+#include "array_support.hpp"
+#include "spec_shard_reader.hpp"
+
+#include <xtensor/xview.hpp>
+
+#include <atomic>
+#include <thread>
+
+namespace zx = zarrxt;
+using zxtest::make_data;
+using zxtest::tensors_equal;
+
+namespace
+{
+
+zx::codec_spec inner_gzip_crc()
+{
+    return zx::sharded({4, 4}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("gzip", {{"level", 1}}),
+                                zx::codec_spec("crc32c")});
+}
+
+/// 16x16 uint16 array of 8x8 shards holding 4x4 inner chunks (4 shards, 16 inner chunks each).
+template <class IndexCache = zx::operation_index_cache<>, class Store>
+auto make_sharded(Store& s, const std::string& path, zx::codec_spec codec = inner_gzip_crc())
+{
+    auto a = zx::create<std::uint16_t, 2, zx::dynamic_chain, IndexCache>(
+        s, path, zx::v3_options{.shape = {16, 16}, .chunk_shape = {8, 8}, .codecs = {codec}});
+    a.write({{0, 0}, {16, 16}}, make_data<std::uint16_t, 2>({16, 16}, 1));
+    return a;
+}
+
+template <class T>
+std::vector<unsigned char> le_bytes(const xt::xtensor<T, 2>& t)
+{
+    std::vector<unsigned char> out(t.size() * sizeof(T));
+    std::memcpy(out.data(), t.data(), out.size()); // the test machine is little-endian (checked below)
+    return out;
+}
+
+} // namespace
+
+TEST_SUITE("sharding")
+{
+    TEST_CASE("sharded arrays written by zarrxt match the independent spec reader")
+    {
+        REQUIRE(zx::native_endian == zx::endian::little);
+        struct layout
+        {
+            const char* label;
+            zx::codec_spec codec;
+        };
+        const std::vector<layout> layouts{
+            {"index at end, gzip + crc32c", inner_gzip_crc()},
+            {"index at start, zstd", zx::sharded({2, 4}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("zstd")}, false)},
+            {"big-endian inner chunks", zx::sharded({8, 1}, {zx::codec_spec("bytes", {{"endian", "big"}})})},
+            {"nested shards", zx::sharded({4, 4}, {zx::sharded({2, 2}, {zx::codec_spec("bytes", {{"endian", "little"}}),
+                                                                        zx::codec_spec("gzip", {{"level", 1}})})})},
+            {"nested shards, index at start inside", zx::sharded({4, 8}, {zx::sharded({1, 4}, {zx::codec_spec("bytes", {{"endian", "little"}})}, false)})},
+        };
+        for (const auto& l : layouts)
+        {
+            CAPTURE(l.label);
+            zxtest::temp_dir dir;
+            zx::filesystem_store s(dir.path());
+            // Ragged: 19x21 with 8x8 shards; part of it left unwritten (fill value 3).
+            auto a = zx::create<std::uint16_t, 2>(
+                s, "a", zx::v3_options{.shape = {19, 21}, .chunk_shape = {8, 8}, .codecs = {l.codec}, .fill_value = 3});
+            const auto data = make_data<std::uint16_t, 2>({19, 15}, 11);
+            a.write({{0, 0}, {19, 15}}, data);
+            auto expect = xt::xtensor<std::uint16_t, 2>::from_shape({19, 21});
+            expect.fill(3);
+            xt::view(expect, xt::all(), xt::range(0, 15)) = data;
+            const std::vector<unsigned char> fill{3, 0};
+            CHECK(zxtest::spec::read_sharded_array(dir.path() / "a", 2, fill) == le_bytes(expect));
+            CHECK(tensors_equal(zx::open<std::uint16_t, 2>(s, "a").read(), expect));
+            CHECK(tensors_equal(a.read({{5, 6}, {10, 12}}), xt::view(expect, xt::range(5, 15), xt::range(6, 18))));
+        }
+    }
+
+    TEST_CASE("a read touching one inner chunk costs one index read and one payload read")
+    {
+        zx::memory_store s;
+        auto a = make_sharded(s, "a");
+        const auto shard_size = s.stat("a/c/0/0")->size;
+        a.reset_stats();
+        auto v = a.read({{1, 1}, {2, 2}});
+        CHECK(tensors_equal(v, xt::view(make_data<std::uint16_t, 2>({16, 16}, 1), xt::range(1, 3), xt::range(1, 3))));
+        const auto st = a.stats();
+        CHECK(st.index_reads == 1);
+        CHECK(st.index_bytes == 16 * 4 + 4);
+        CHECK(st.payload_reads == 1);
+        CHECK(st.payload_bytes < shard_size / 2); // only that inner chunk, never the whole shard
+        CHECK(st.index_cache_hits == 0);
+
+        SUBCASE("adjacent inner chunks of one shard are fetched with one coalesced request")
+        {
+            a.reset_stats();
+            a.read({{0, 0}, {4, 8}}); // two inner chunks side by side
+            CHECK(a.stats().index_reads == 1);
+            CHECK(a.stats().payload_reads == 1);
+        }
+        SUBCASE("a read across four shards reads four indexes once each")
+        {
+            a.reset_stats();
+            a.read({{6, 6}, {4, 4}});
+            CHECK(a.stats().index_reads == 4);
+            CHECK(a.stats().payload_reads == 4);
+        }
+    }
+
+    TEST_CASE("index cache policies: none, per-operation FIFO, persistent LRU")
+    {
+        zx::memory_store s;
+        make_sharded(s, "a");
+        SUBCASE("lru: the second read of a shard makes no index read")
+        {
+            auto a = zx::open<std::uint16_t, 2, zx::dynamic_chain, zx::lru_index_cache<>>(s, "a");
+            a.read({{0, 0}, {2, 2}});
+            CHECK(a.stats().index_reads == 1);
+            a.reset_stats();
+            auto v = a.read({{4, 4}, {2, 2}});
+            CHECK(a.stats().index_reads == 0);
+            CHECK(a.stats().index_cache_hits == 1);
+            CHECK(a.stats().payload_reads == 1);
+            CHECK(v(0, 0) == zxtest::value_at<std::uint16_t>(4 * 16 + 4 + 1));
+            CHECK(a.index_cache().cached_bytes() > 0);
+        }
+        SUBCASE("operation cache: each call reads each index once, calls do not share")
+        {
+            auto a = zx::open<std::uint16_t, 2>(s, "a");
+            a.read({{0, 0}, {2, 2}});
+            a.read({{4, 4}, {2, 2}});
+            CHECK(a.stats().index_reads == 2);
+            CHECK(a.stats().index_cache_hits == 0);
+        }
+        SUBCASE("no cache: one index read per shard touched per call")
+        {
+            auto a = zx::open<std::uint16_t, 2, zx::dynamic_chain, zx::no_index_cache>(s, "a");
+            a.read({{0, 0}, {8, 8}});
+            CHECK(a.stats().index_reads == 1);
+            CHECK(a.stats().payload_reads == 1);
+            CHECK(a.stats().peak_cached_index_bytes == 0);
+        }
+    }
+
+    TEST_CASE("the LRU cache notices a shard replaced behind its back and our own writes")
+    {
+        zx::memory_store s;
+        make_sharded(s, "a");
+        auto a = zx::open<std::uint16_t, 2, zx::dynamic_chain, zx::lru_index_cache<>>(s, "a");
+        CHECK(a.read({{0, 0}, {1, 1}})(0, 0) == zxtest::value_at<std::uint16_t>(1));
+        // Another handle (another program, in effect) rewrites the shard with different offsets.
+        auto other = zx::open<std::uint16_t, 2>(s, "a");
+        other.write({{0, 0}, {8, 8}}, make_data<std::uint16_t, 2>({8, 8}, 500));
+        const auto v = a.read({{0, 0}, {8, 8}});
+        CHECK(tensors_equal(v, make_data<std::uint16_t, 2>({8, 8}, 500)));
+        // Our own write invalidates the entry.
+        a.write({{0, 0}, {1, 1}}, xt::xtensor<std::uint16_t, 2>{{42}});
+        CHECK(a.read({{0, 0}, {1, 1}})(0, 0) == 42);
+        // The shard disappearing is seen too.
+        a.read({{0, 0}, {1, 1}});
+        s.erase("a/c/0/0");
+        CHECK(a.read({{0, 0}, {1, 1}})(0, 0) == 0);
+    }
+
+    TEST_CASE("cache capacity: entries and bytes are bounded, oversized indexes are not retained")
+    {
+        zx::operation_index_cache<1000, 2> fifo;
+        auto idx = [](std::size_t n) {
+            auto p = std::make_shared<zx::shard_index>();
+            p->entries.resize(2 * n);
+            return zx::shard_index_ptr(p);
+        };
+        fifo.insert("a", idx(4));
+        fifo.insert("b", idx(4));
+        fifo.insert("c", idx(4));
+        CHECK(fifo.find("a") == nullptr); // first in, first out
+        CHECK(fifo.find("c") != nullptr);
+        fifo.insert("huge", idx(1000));
+        CHECK(fifo.find("huge") == nullptr);
+        CHECK(fifo.cached_bytes() <= 1000);
+
+        zx::lru_index_cache<500> lru; // room for two of the three entries below
+        lru.insert("a", idx(10));
+        lru.insert("b", idx(10));
+        lru.find("a"); // a is now the most recent
+        lru.insert("c", idx(10));
+        CHECK(lru.find("b") == nullptr);
+        CHECK(lru.find("a") != nullptr);
+        CHECK(lru.cached_bytes() <= 500);
+        lru.invalidate("a");
+        CHECK(lru.find("a") == nullptr);
+    }
+
+    TEST_CASE("partial shard writes copy untouched inner chunks as encoded bytes")
+    {
+        zx::memory_store s;
+        auto a = make_sharded(s, "a");
+        const auto before = zx::get(s, "a/c/0/0");
+        REQUIRE(before.has_value());
+        auto entries = [](const zx::buffer& shard) {
+            std::vector<std::uint64_t> e(32);
+            for (std::size_t i = 0; i < 32; ++i)
+            {
+                e[i] = zx::detail::load_le64(shard.data() + shard.size() - 4 - 16 * 4 + 8 * i);
+            }
+            return e;
+        };
+        const auto old_e = entries(*before);
+        a.write({{0, 0}, {1, 1}}, xt::xtensor<std::uint16_t, 2>{{9}}); // touches inner chunk 0 only
+        const auto after = zx::get(s, "a/c/0/0");
+        const auto new_e = entries(*after);
+        for (std::size_t c = 1; c < 4; ++c) // inner chunks 1..3 are byte-identical
+        {
+            CAPTURE(c);
+            REQUIRE(new_e[2 * c + 1] == old_e[2 * c + 1]);
+            CHECK(std::memcmp(after->data() + new_e[2 * c], before->data() + old_e[2 * c], old_e[2 * c + 1]) == 0);
+        }
+        CHECK(a.read({{0, 0}, {1, 1}})(0, 0) == 9);
+        CHECK(a.read({{0, 1}, {1, 1}})(0, 0) == zxtest::value_at<std::uint16_t>(2));
+    }
+
+    TEST_CASE("empty inner chunks are not stored and a shard of fill value is erased")
+    {
+        zx::memory_store s;
+        auto a = make_sharded(s, "a");
+        a.write({{0, 0}, {4, 4}}, xt::zeros<std::uint16_t>({4, 4}));
+        const auto shard = zx::get(s, "a/c/0/0");
+        CHECK(zx::detail::load_le64(shard->data() + shard->size() - 4 - 64) == zx::shard_index::missing);
+        CHECK(a.read({{0, 0}, {4, 4}}) == xt::zeros<std::uint16_t>({4, 4}));
+        a.reset_stats();
+        a.write({{0, 0}, {8, 8}}, xt::zeros<std::uint16_t>({8, 8}));
+        CHECK_FALSE(s.stat("a/c/0/0").has_value());
+        CHECK(a.stats().erases == 1);
+        a.write({{8, 8}, {4, 8}}, xt::zeros<std::uint16_t>({4, 8}));
+        CHECK(s.stat("a/c/1/1").has_value()); // half the shard still holds data
+    }
+
+    TEST_CASE("whole-shard writes do not read the old shard")
+    {
+        zx::memory_store s;
+        auto a = make_sharded(s, "a");
+        a.reset_stats();
+        a.write({{0, 0}, {8, 16}}, make_data<std::uint16_t, 2>({8, 16}, 99));
+        CHECK(a.stats().payload_reads == 0);
+        CHECK(a.stats().index_reads == 0);
+        CHECK(a.stats().writes == 2);
+    }
+
+    TEST_CASE("a static sharding chain decodes exactly like the dynamic one")
+    {
+        zx::memory_store s;
+        make_sharded(s, "a");
+        using inner = zx::chain<zx::codec::bytes<>, zx::codec::gzip, zx::codec::crc32c>;
+        using index = zx::chain<zx::codec::bytes<>, zx::codec::crc32c>;
+        using sharded = zx::codec::sharding_indexed<inner, index, zx::lru_index_cache<>>;
+        auto st = zx::open<std::uint16_t, 2, sharded, zx::lru_index_cache<>>(s, "a");
+        auto dyn = zx::open<std::uint16_t, 2>(s, "a");
+        CHECK(tensors_equal(st.read(), dyn.read()));
+        st.write({{3, 3}, {2, 2}}, xt::xtensor<std::uint16_t, 2>{{1, 2}, {3, 4}});
+        CHECK(dyn.read({{3, 3}, {2, 2}}) == xt::xtensor<std::uint16_t, 2>{{1, 2}, {3, 4}});
+        // A metadata chain that differs is refused, naming the difference.
+        zx::memory_store s2;
+        make_sharded(s2, "b", zx::sharded({4, 4}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("zstd")}));
+        CHECK_THROWS_WITH_AS((zx::open<std::uint16_t, 2, sharded>(s2, "b")),
+                             doctest::Contains("codec #1 is \"zstd\", the chain type expects \"gzip\""), zx::chain_mismatch);
+    }
+
+    TEST_CASE("many threads writing overlapping regions of one shard lose no update")
+    {
+        zxtest::slow_store<zx::memory_store> s{zx::memory_store{}, std::chrono::microseconds(200)};
+        auto a = zx::create<std::int32_t, 2>(s, "a", zx::v3_options{.shape = {32, 32}, .chunk_shape = {32, 32}, .codecs = {inner_gzip_crc()}});
+        constexpr int threads = 8;
+        std::atomic<int> ready{0};
+        std::vector<std::thread> ts;
+        for (int t = 0; t < threads; ++t)
+        {
+            ts.emplace_back([&, t] {
+                ++ready;
+                while (ready < threads)
+                {
+                }
+                // Thread t owns rows t, t+8, ...; each write is 2 rows so regions overlap another
+                // thread's rows too (which it rewrites with what it just read).
+                for (std::uint64_t r = static_cast<std::uint64_t>(t); r < 32; r += threads)
+                {
+                    auto row = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
+                    row.fill(static_cast<std::int32_t>(r + 1));
+                    a.write({{r, 0}, {1, 32}}, row);
+                }
+            });
+        }
+        for (auto& t : ts)
+        {
+            t.join();
+        }
+        const auto r = a.read();
+        int lost = 0;
+        for (std::size_t i = 0; i < 32; ++i)
+        {
+            for (std::size_t j = 0; j < 32; ++j)
+            {
+                lost += r(i, j) != static_cast<std::int32_t>(i + 1) ? 1 : 0;
+            }
+        }
+        CHECK(lost == 0);
+    }
+
+    TEST_CASE("sharding configuration is validated at open")
+    {
+        zx::memory_store s;
+        auto bad = [&](zx::codec_spec c) {
+            return zx::create<std::uint16_t, 2>(s, "x", zx::v3_options{.shape = {8, 8}, .chunk_shape = {8, 8}, .codecs = {c}, .overwrite = true});
+        };
+        CHECK_THROWS_WITH_AS(bad(zx::sharded({3, 4})),
+                             doctest::Contains("inner chunk shape [3,4] does not divide the shard shape on axis 0"),
+                             zx::metadata_error);
+        CHECK_THROWS_WITH_AS(bad(zx::sharded({4, 4}, zx::default_v3_codecs(), true,
+                                             {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("gzip")})),
+                             doctest::Contains("\"index_codecs\" must produce a fixed size"), zx::metadata_error);
+        CHECK_THROWS_AS(bad(zx::codec_spec("sharding_indexed", {{"chunk_shape", {4, 4}}})), zx::metadata_error);
+    }
+}
