@@ -45,6 +45,14 @@ public:
 
     void encode(byte_view in, buffer& out) const;
     mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const;
+    /// Decode straight into `dest`, which is exactly the decoded size.
+    void decode_to(mutable_byte_view in, mutable_byte_view dest) const;
+
+private:
+    /// Validates the frame header against the input; returns the decoded size.
+    std::size_t checked_size(mutable_byte_view in) const;
+
+public:
 };
 
 /******************
@@ -117,7 +125,7 @@ inline void blosc::encode(byte_view in, buffer& out) const
 #endif
 }
 
-inline mutable_byte_view blosc::decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const
+inline std::size_t blosc::checked_size(mutable_byte_view in) const
 {
 #if ZARRXT_HAS_BLOSC
     if (in.size() < BLOSC_MIN_HEADER_LENGTH)
@@ -139,6 +147,38 @@ inline mutable_byte_view blosc::decode(mutable_byte_view in, buffer& out, const 
     {
         throw codec_error(codec_errc::corrupt_stream, name, "invalid blosc header");
     }
+    return nbytes;
+#else
+    (void)in;
+    throw codec_error(codec_errc::unavailable, name, "zarrxt was built without c-blosc");
+#endif
+}
+
+inline void blosc::decode_to(mutable_byte_view in, mutable_byte_view dest) const
+{
+#if ZARRXT_HAS_BLOSC
+    const std::size_t nbytes = checked_size(in);
+    if (nbytes != dest.size())
+    {
+        throw codec_error(codec_errc::size_mismatch, name,
+                          "frame decodes to " + std::to_string(nbytes) + " bytes, expected " + std::to_string(dest.size()));
+    }
+    const int n = blosc_decompress_ctx(in.data(), dest.data(), dest.size(), 1);
+    if (n < 0 || static_cast<std::size_t>(n) != nbytes)
+    {
+        throw codec_error(codec_errc::corrupt_stream, name, "blosc_decompress_ctx returned " + std::to_string(n));
+    }
+#else
+    (void)in;
+    (void)dest;
+    throw codec_error(codec_errc::unavailable, name, "zarrxt was built without c-blosc");
+#endif
+}
+
+inline mutable_byte_view blosc::decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const
+{
+#if ZARRXT_HAS_BLOSC
+    const std::size_t nbytes = checked_size(in);
     if (hint.exact && nbytes != *hint.exact)
     {
         throw codec_error(codec_errc::size_mismatch, name,

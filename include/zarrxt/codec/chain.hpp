@@ -16,6 +16,7 @@
 #include "pipeline.hpp"
 
 #include <array>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -127,6 +128,28 @@ public:
 
     codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;
     byte_view encode(const codec::array_view& chunk, codec::scratch_space& s) const;
+
+    /// See dynamic_chain::decode_into.
+    bool decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
+                     const limit_values& limits) const;
+    /// See dynamic_chain::is_raw.
+    bool is_raw() const noexcept
+    {
+        if constexpr (n == 1 && !std::is_base_of_v<codec::sharding_base, codec_at<0>>
+                      && requires(const codec_at<0>& c) { c.fixed_encoded_size(); })
+        {
+            return true;
+        }
+        else
+        {
+            return false;
+        }
+    }
+    void finish_raw(mutable_byte_view chunk) const
+    {
+        buffer unused;
+        std::get<a2b>(m_codecs).decode(chunk, unused);
+    }
 
     std::vector<codec_spec> specs() const;
     const codec::codec_context& context() const noexcept { return m_ctx; }
@@ -244,6 +267,55 @@ codec::array_view chain<Codecs...>::decode(mutable_byte_view encoded, codec::scr
     v.strides = codec::array_view::c_strides(v.shape);
     detail::static_for_reverse<n_a2a, 0>([&](auto i) { v = std::get<i.value>(m_codecs).decode(std::move(v), s.array); });
     return v;
+}
+
+template <class... Codecs>
+bool chain<Codecs...>::decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
+                                   const limit_values& limits) const
+{
+    if constexpr (n_a2a != 0 || std::is_base_of_v<codec::sharding_base, codec_at<a2b>>
+                  || !requires(const codec_at<a2b>& c) { c.fixed_encoded_size(); })
+    {
+        return false;
+    }
+    else
+    {
+        if (m_sizes[0] != dest.size())
+        {
+            return false;
+        }
+        codec::detail::stage_buffers stages(s);
+        mutable_byte_view cur = encoded;
+        detail::static_for_reverse<n, a2b + 2>([&](auto i) {
+            buffer& out = stages.next();
+            cur = std::get<i.value>(m_codecs).decode(cur, out,
+                                                     {m_sizes[i.value - a2b - 1], static_cast<std::size_t>(limits.max_chunk_bytes)});
+            stages.landed(cur, out);
+        });
+        auto copy_in = [&](mutable_byte_view v) {
+            if (v.size() != dest.size())
+            {
+                throw codec_error(codec_errc::size_mismatch, codec_at<a2b>::name,
+                                  "chunk has " + std::to_string(v.size()) + " bytes, expected " + std::to_string(dest.size()));
+            }
+            std::memcpy(dest.data(), v.data(), v.size());
+        };
+        if constexpr (n_b2b == 0)
+        {
+            copy_in(cur);
+        }
+        else if constexpr (codec::direct_decoder<codec_at<a2b + 1>>)
+        {
+            std::get<a2b + 1>(m_codecs).decode_to(cur, dest);
+        }
+        else
+        {
+            buffer& out = stages.next();
+            copy_in(std::get<a2b + 1>(m_codecs).decode(cur, out, {m_sizes[0], static_cast<std::size_t>(limits.max_chunk_bytes)}));
+        }
+        std::get<a2b>(m_codecs).decode(dest, stages.next());
+        return true;
+    }
 }
 
 template <class... Codecs>

@@ -109,7 +109,12 @@ struct scratch_space
     buffer b;
     buffer array; ///< array->array stages
     buffer work;  ///< the kernels' chunk assembly buffer (never touched by codecs)
+    buffer io;    ///< encoded bytes read from the store (reused from chunk to chunk)
 };
+
+/// Optional for bytes->bytes codecs: decode straight into caller memory of exactly the decoded size.
+template <class C>
+concept direct_decoder = requires(const C& c, mutable_byte_view in, mutable_byte_view dest) { c.decode_to(in, dest); };
 
 /*********************************
  * requirements, one per kind    *

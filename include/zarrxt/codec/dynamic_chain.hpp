@@ -12,6 +12,7 @@
 #include "concepts.hpp"
 #include "pipeline.hpp"
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,6 +61,8 @@ struct erased_b2b : erased_codec
     virtual void encode(byte_view, buffer&) const = 0;
     virtual mutable_byte_view decode(mutable_byte_view, buffer&, const decode_hint&) const = 0;
     virtual std::optional<std::size_t> encoded_size(std::size_t) const = 0;
+    /// Decode straight into `dest` (exactly the decoded size); false when the codec cannot.
+    virtual bool decode_to(mutable_byte_view, mutable_byte_view) const = 0;
 };
 
 template <class C>
@@ -122,6 +125,18 @@ struct b2b_model final : erased_b2b
         return m_c.decode(in, out, h);
     }
     std::optional<std::size_t> encoded_size(std::size_t n) const override { return m_c.encoded_size(n); }
+    bool decode_to(mutable_byte_view in, mutable_byte_view dest) const override
+    {
+        if constexpr (direct_decoder<C>)
+        {
+            m_c.decode_to(in, dest);
+            return true;
+        }
+        else
+        {
+            return false;
+        }
+    }
     C m_c;
 };
 
@@ -167,6 +182,21 @@ public:
     /// Decode one whole chunk; the result is a view in the chunk's own axis order, possibly
     /// pointing into `encoded` (decoded in place) or into `s`.
     codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;
+
+    /// Decode one whole chunk straight into `dest` (C order, native, exactly the chunk's bytes).
+    /// Returns false, having done nothing, when the chain has array->array codecs or is sharded.
+    bool decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
+                     const limit_values& limits) const;
+
+    /// True for a chain of only `bytes`: a stored chunk is the decoded chunk (up to a byte swap),
+    /// so it can be read straight into the destination and finished with `finish_raw`.
+    bool is_raw() const noexcept { return m_a2a.empty() && m_b2b.empty() && m_a2b && m_a2b->fixed_size() && !m_a2b->sharding(); }
+    /// The in-place work of a raw chain on bytes read into place (the size check and byte swap).
+    void finish_raw(mutable_byte_view chunk) const
+    {
+        buffer unused;
+        m_a2b->decode(chunk, unused);
+    }
 
     /// Encode a C-contiguous chunk; the result may point into `chunk` itself or into `s`.
     byte_view encode(const codec::array_view& chunk, codec::scratch_space& s) const;
@@ -264,6 +294,45 @@ inline codec::array_view dynamic_chain::decode(mutable_byte_view encoded, codec:
         v = m_a2a[i]->decode(std::move(v), s.array);
     }
     return v;
+}
+
+inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
+                                       const limit_values& limits) const
+{
+    if (!m_a2a.empty() || m_a2b->sharding() != nullptr || m_a2b->fixed_size() != dest.size())
+    {
+        return false;
+    }
+    codec::detail::stage_buffers stages(s);
+    mutable_byte_view cur = encoded;
+    for (std::size_t i = m_b2b.size(); i-- > 1;)
+    {
+        buffer& out = stages.next();
+        cur = m_b2b[i]->decode(cur, out, {m_sizes[i], static_cast<std::size_t>(limits.max_chunk_bytes)});
+        stages.landed(cur, out);
+    }
+    if (!m_b2b.empty() && !m_b2b[0]->decode_to(cur, dest))
+    {
+        buffer& out = stages.next();
+        cur = m_b2b[0]->decode(cur, out, {m_sizes[0], static_cast<std::size_t>(limits.max_chunk_bytes)});
+        if (cur.size() != dest.size())
+        {
+            throw codec_error(codec_errc::size_mismatch, m_a2b->codec_name(),
+                              "chunk has " + std::to_string(cur.size()) + " bytes, expected " + std::to_string(dest.size()));
+        }
+        std::memcpy(dest.data(), cur.data(), cur.size());
+    }
+    else if (m_b2b.empty())
+    {
+        if (cur.size() != dest.size())
+        {
+            throw codec_error(codec_errc::size_mismatch, m_a2b->codec_name(),
+                              "chunk has " + std::to_string(cur.size()) + " bytes, expected " + std::to_string(dest.size()));
+        }
+        std::memcpy(dest.data(), cur.data(), cur.size());
+    }
+    m_a2b->decode(dest, stages.next()); // in place: size check, byte swap
+    return true;
 }
 
 inline byte_view dynamic_chain::encode(const codec::array_view& chunk, codec::scratch_space& s) const

@@ -35,6 +35,12 @@ public:
         zarrxt::detail::deflate_all(zarrxt::detail::deflate_container::zlib, level, in, out, name);
     }
 
+    /// Decode straight into `dest`, which is exactly the decoded size.
+    void decode_to(mutable_byte_view in, mutable_byte_view dest) const
+    {
+        zarrxt::detail::inflate_exact_into(zarrxt::detail::deflate_container::zlib, in, dest, name);
+    }
+
     mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const
     {
         return zarrxt::detail::inflate_all(zarrxt::detail::deflate_container::zlib, in, out, {hint.exact, hint.max},

@@ -12,6 +12,7 @@
 
 #include "concepts.hpp"
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <zstd.h>
@@ -135,6 +136,35 @@ public:
         if (aliased)
         {
             out = std::move(tmp);
+        }
+    }
+
+    /// Decode straight into `dest`, which is exactly the decoded size.
+    void decode_to(mutable_byte_view in, mutable_byte_view dest) const
+    {
+        const unsigned long long declared = zarrxt::detail::zstd_declared_size(in);
+        if (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR)
+        {
+            // Frames without a size (or invalid input) take the general path, then one copy.
+            buffer tmp;
+            auto v = decode(in, tmp, {dest.size(), dest.size()});
+            std::memcpy(dest.data(), v.data(), v.size());
+            return;
+        }
+        if (declared != dest.size())
+        {
+            throw codec_error(codec_errc::size_mismatch, name,
+                              "frame decodes to " + std::to_string(declared) + " bytes, expected " + std::to_string(dest.size()));
+        }
+        const std::size_t n = ZSTD_decompressDCtx(zarrxt::detail::zstd_thread_dctx(), dest.data(), dest.size(), in.data(), in.size());
+        if (ZSTD_isError(n))
+        {
+            throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
+        }
+        if (n != dest.size())
+        {
+            throw codec_error(codec_errc::size_mismatch, name,
+                              "frame decodes to " + std::to_string(n) + " bytes, header says " + std::to_string(declared));
         }
     }
 

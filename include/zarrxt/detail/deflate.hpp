@@ -247,6 +247,53 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
 #endif
 }
 
+/// Decode a whole stream into `dest`, which must be exactly the decoded size (a chunk landing
+/// contiguously in the caller's array: no intermediate buffer).
+inline void inflate_exact_into(deflate_container c, byte_view in, mutable_byte_view dest, std::string_view stage)
+{
+#if ZARRXT_HAS_LIBDEFLATE
+    std::size_t in_pos = 0;
+    std::size_t out_pos = 0;
+    while (true)
+    {
+        std::size_t used = 0;
+        std::size_t produced = 0;
+        const auto r = libdeflate_once(c, in.data() + in_pos, in.size() - in_pos, dest.data() + out_pos,
+                                       dest.size() - out_pos, used, produced);
+        if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+        {
+            throw_inflate(codec_errc::size_mismatch, stage,
+                          "stream decodes to more than the expected " + std::to_string(dest.size()) + " bytes");
+        }
+        if (r != LIBDEFLATE_SUCCESS)
+        {
+            throw_inflate(in.size() - in_pos < 10 ? codec_errc::truncated : codec_errc::corrupt_stream, stage,
+                          "invalid or truncated " + std::string(c == deflate_container::gzip ? "gzip" : "zlib") + " stream");
+        }
+        in_pos += used;
+        out_pos += produced;
+        if (in_pos == in.size())
+        {
+            break;
+        }
+        if (c == deflate_container::gzip && is_gzip_magic(in.data() + in_pos, in.size() - in_pos))
+        {
+            continue;
+        }
+        throw_inflate(codec_errc::trailing_bytes, stage, std::to_string(in.size() - in_pos) + " bytes follow the end of the stream");
+    }
+    if (out_pos != dest.size())
+    {
+        throw_inflate(codec_errc::size_mismatch, stage,
+                      "stream decodes to " + std::to_string(out_pos) + " bytes, expected " + std::to_string(dest.size()));
+    }
+#else
+    buffer tmp;
+    auto v = inflate_all(c, in, tmp, {dest.size(), dest.size()}, stage);
+    std::memcpy(dest.data(), v.data(), v.size());
+#endif
+}
+
 /// Encode `in` as one gzip member or zlib stream at `level` (0..9) into `out`.
 inline void deflate_all(deflate_container c, int level, byte_view in, buffer& out, std::string_view stage)
 {

@@ -92,6 +92,79 @@ private:
     bool m_bool;
 };
 
+/// Read a whole object into a reusable buffer (no allocation per chunk when the store supports it).
+template <class Store>
+std::optional<object_info> read_object(const Store& store, const std::string& key, std::uint64_t max, buffer& out)
+{
+    if constexpr (buffered_store<Store>)
+    {
+        return store.read_to(key, byte_range::all(), max, out);
+    }
+    else
+    {
+        auto res = store.read(key, byte_range::all(), max);
+        if (!res)
+        {
+            return std::nullopt;
+        }
+        out = std::move(res->bytes);
+        return object_info{res->object_size, res->generation};
+    }
+}
+
+/// Decode a whole chunk straight into `dest` (exactly its decoded bytes); false when the chain or
+/// the store cannot, having written nothing. A missing chunk is filled here.
+template <class Core>
+bool read_chunk_in_place(Core& core, const std::string& key, mutable_byte_view dest, codec::scratch_space& sc)
+{
+    const array_metadata& m = core.m_meta;
+    try
+    {
+        if constexpr (direct_store<typename Core::store_type>)
+        {
+            if (core.m_chain.is_raw())
+            {
+                // One pread into the destination; then only the size check and, if needed, the swap.
+                auto info = core.m_store.read_into(key, 0, dest);
+                if (!info)
+                {
+                    zarrxt::detail::fill_run(dest.data(), dest.size() / m.element_size(), m.element_size(), m.fill);
+                    return true;
+                }
+                if (info->size != dest.size())
+                {
+                    throw codec_error(codec_errc::size_mismatch, "bytes",
+                                      "chunk has " + std::to_string(info->size) + " bytes, expected " + std::to_string(dest.size()));
+                }
+                core.m_counters.add_payload_read(dest.size());
+                core.m_chain.finish_raw(dest);
+                return true;
+            }
+        }
+        auto info = read_object(core.m_store, key, core.m_lv.max_chunk_bytes, sc.io);
+        if (!info)
+        {
+            zarrxt::detail::fill_run(dest.data(), dest.size() / m.element_size(), m.element_size(), m.fill);
+            return true;
+        }
+        core.m_counters.add_payload_read(sc.io.size());
+        if (core.m_chain.decode_into(sc.io.mutable_view(), dest, sc, core.m_lv))
+        {
+            return true;
+        }
+        // The chain cannot target the destination: decode normally and copy (rare: a2a codecs).
+        const codec::array_view v = core.m_chain.decode(sc.io.mutable_view(), sc, core.m_lv);
+        zarrxt::detail::strided_copy(dest.data(), codec::array_view::c_strides(dims(m.chunk_shape)), v.data, v.strides,
+                                     v.shape, m.element_size());
+        return true;
+    }
+    catch (error& e)
+    {
+        e.with_key(key);
+        throw;
+    }
+}
+
 /// Read `reg` into `out` (element strides `out_strides`, any layout).
 template <std::size_t N, class Core>
 void read_region(Core& core, const region<N>& reg, std::byte* out, const strides_t<N>& out_strides)
@@ -108,6 +181,14 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
     index_cache_base* cache = core.op_cache(local_cache);
     typename Core::scratch_lease scratch(core, core.m_exec.concurrency());
     const codec::sharding_base* sharding = core.m_chain.sharding();
+    strides_t<N> chunk_strides{};
+    std::int64_t acc = 1;
+    for (std::size_t d = N; d-- > 0;)
+    {
+        chunk_strides[d] = acc;
+        acc *= static_cast<std::int64_t>(m.chunk_shape[d]);
+    }
+    const std::size_t chunk_bytes = zarrxt::detail::to_size(m.chunk_elements() * width, "chunk bytes");
 
     core.m_exec.bulk(range.count(), [&](std::size_t i, std::size_t worker) {
         const extents_t<N> coords = range.coords(i);
@@ -137,16 +218,42 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
             sharding->read_region(reader, b, sink, ctx);
             return;
         }
-        auto res = core.m_store.read(key, byte_range::all(), core.m_lv.max_chunk_bytes);
-        if (!res)
+        codec::scratch_space& sc = scratch[worker];
+        // Fast path: the whole chunk lies in the region and its part of the destination is one
+        // C-ordered block, so it can be decoded (or, for raw chunks, read) straight into place.
+        bool in_place = true;
+        for (std::size_t d = 0; d < N && in_place; ++d)
+        {
+            in_place = origin[d] >= reg.offset[d] && origin[d] + m.chunk_shape[d] <= reg.offset[d] + reg.extent[d]
+                       && (m.chunk_shape[d] == 1 || out_strides[d] == chunk_strides[d]);
+        }
+        if (in_place)
+        {
+            std::int64_t dst_off = 0;
+            for (std::size_t d = 0; d < N; ++d)
+            {
+                dst_off += static_cast<std::int64_t>(origin[d] - reg.offset[d]) * out_strides[d];
+            }
+            mutable_byte_view dest(out + dst_off * static_cast<std::int64_t>(width), chunk_bytes);
+            if (read_chunk_in_place(core, key, dest, sc))
+            {
+                if (is_bool)
+                {
+                    normalize_bool_box<1>(dest.data(), {1}, {dest.size()});
+                }
+                return;
+            }
+        }
+        std::optional<object_info> info = read_object(core.m_store, key, core.m_lv.max_chunk_bytes, sc.io);
+        if (!info)
         {
             sink.fill(dims(N, 0), dims(m.chunk_shape));
             return;
         }
-        core.m_counters.add_payload_read(res->bytes.size());
+        core.m_counters.add_payload_read(sc.io.size());
         try
         {
-            const codec::array_view v = core.m_chain.decode(res->bytes.mutable_view(), scratch[worker], core.m_lv);
+            const codec::array_view v = core.m_chain.decode(sc.io.mutable_view(), sc, core.m_lv);
             sink.piece(v, dims(N, 0));
         }
         catch (error& e)

@@ -97,6 +97,22 @@ concept listable_store = requires(const S& s, std::string_view prefix) {
     } -> std::same_as<std::vector<std::string>>;
 };
 
+/// Optional: read into a caller's reusable buffer (no allocation per chunk once it is large enough).
+template <class S>
+concept buffered_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max, buffer& out) {
+    {
+        s.read_to(key, r, max, out)
+    } -> std::same_as<std::optional<object_info>>;
+};
+
+/// Optional: read straight into caller memory (a raw chunk lands in the destination with one pread).
+template <class S>
+concept direct_store = requires(const S& s, std::string_view key, std::uint64_t offset, mutable_byte_view dest) {
+    {
+        s.read_into(key, offset, dest)
+    } -> std::same_as<std::optional<object_info>>;
+};
+
 /// What zarrxt::array needs from its Store policy.
 template <class S>
 concept store_policy = std::copy_constructible<S> && readable_store<S> && writable_store<S> && listable_store<S>;

@@ -132,6 +132,36 @@ public:
         }
         return res;
     }
+    std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max, buffer& out) const
+        requires buffered_store<S>
+    {
+        auto res = m_inner.read_to(key, r, max, out);
+        m_c->reads.fetch_add(1);
+        if (res)
+        {
+            m_c->read_bytes.fetch_add(out.size());
+        }
+        else
+        {
+            m_c->misses.fetch_add(1);
+        }
+        return res;
+    }
+    std::optional<object_info> read_into(std::string_view key, std::uint64_t offset, mutable_byte_view dest) const
+        requires direct_store<S>
+    {
+        auto res = m_inner.read_into(key, offset, dest);
+        m_c->reads.fetch_add(1);
+        if (res)
+        {
+            m_c->read_bytes.fetch_add(std::min<std::uint64_t>(dest.size(), res->size > offset ? res->size - offset : 0));
+        }
+        else
+        {
+            m_c->misses.fetch_add(1);
+        }
+        return res;
+    }
     std::optional<object_info> stat(std::string_view key) const
     {
         m_c->stats.fetch_add(1);

@@ -59,8 +59,12 @@ public:
     std::vector<std::string> list_dir(std::string_view prefix) const;
     std::unique_lock<std::mutex> lock_key(std::string_view key) const { return m_state->locks.lock(key); }
 
-    /// Read an object's range straight into caller memory; returns bytes read (nullopt if absent).
-    std::optional<std::size_t> read_into(std::string_view key, std::uint64_t offset, mutable_byte_view dest) const;
+    /// Like read(), into `out` (its capacity is reused: no allocation once it is large enough).
+    std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes, buffer& out) const;
+
+    /// Read min(size - offset, dest.size()) bytes at `offset` straight into caller memory; returns the
+    /// object's size and generation (nullopt if absent).
+    std::optional<object_info> read_into(std::string_view key, std::uint64_t offset, mutable_byte_view dest) const;
 
     std::filesystem::path path_of(std::string_view key) const
     {
@@ -168,6 +172,20 @@ inline bool write_all(int fd, const std::byte* src, std::size_t n) noexcept
 inline std::optional<read_result> filesystem_store::read(std::string_view key, byte_range r,
                                                          std::uint64_t max_bytes) const
 {
+    read_result res;
+    auto info = read_to(key, r, max_bytes, res.bytes);
+    if (!info)
+    {
+        return std::nullopt;
+    }
+    res.object_size = info->size;
+    res.generation = info->generation;
+    return res;
+}
+
+inline std::optional<object_info> filesystem_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
+                                                            buffer& out) const
+{
     const auto p = path_of(key);
     detail::fd_guard f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
     if (f.fd < 0)
@@ -195,18 +213,15 @@ inline std::optional<read_result> filesystem_store::read(std::string_view key, b
         e.with_key(key);
         throw e;
     }
-    read_result res;
-    res.bytes.resize_discard(static_cast<std::size_t>(end - begin));
-    if (!detail::pread_all(f.fd, res.bytes.data(), res.bytes.size(), begin))
+    out.resize_discard(static_cast<std::size_t>(end - begin));
+    if (!detail::pread_all(f.fd, out.data(), out.size(), begin))
     {
         throw_io("read", key, errno);
     }
-    res.object_size = size;
-    res.generation = detail::generation_of(st);
-    return res;
+    return object_info{size, detail::generation_of(st)};
 }
 
-inline std::optional<std::size_t> filesystem_store::read_into(std::string_view key, std::uint64_t offset,
+inline std::optional<object_info> filesystem_store::read_into(std::string_view key, std::uint64_t offset,
                                                               mutable_byte_view dest) const
 {
     const auto p = path_of(key);
@@ -218,6 +233,15 @@ inline std::optional<std::size_t> filesystem_store::read_into(std::string_view k
             return std::nullopt;
         }
         throw_io("open", key, errno);
+    }
+    struct ::stat st;
+    if (::fstat(f.fd, &st) != 0)
+    {
+        throw_io("fstat", key, errno);
+    }
+    if (!S_ISREG(st.st_mode))
+    {
+        return std::nullopt;
     }
     std::size_t done = 0;
     while (done < dest.size())
@@ -237,7 +261,7 @@ inline std::optional<std::size_t> filesystem_store::read_into(std::string_view k
         }
         done += static_cast<std::size_t>(r);
     }
-    return done;
+    return object_info{static_cast<std::uint64_t>(st.st_size), detail::generation_of(st)};
 }
 
 inline std::optional<object_info> filesystem_store::stat(std::string_view key) const

@@ -24,6 +24,8 @@ public:
     memory_store() : m_state(std::make_shared<state>()) {}
 
     std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const;
+    std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes, buffer& out) const;
+    std::optional<object_info> read_into(std::string_view key, std::uint64_t offset, mutable_byte_view dest) const;
     std::optional<object_info> stat(std::string_view key) const;
     void set(std::string_view key, byte_view data);
     bool erase(std::string_view key);
@@ -60,6 +62,42 @@ private:
 
 inline std::optional<read_result> memory_store::read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
 {
+    read_result res;
+    auto info = read_to(key, r, max_bytes, res.bytes);
+    if (!info)
+    {
+        return std::nullopt;
+    }
+    res.object_size = info->size;
+    res.generation = info->generation;
+    return res;
+}
+
+inline std::optional<object_info> memory_store::read_into(std::string_view key, std::uint64_t offset,
+                                                          mutable_byte_view dest) const
+{
+    validate_key(key);
+    object o;
+    {
+        std::lock_guard<std::mutex> g(m_state->mutex);
+        auto it = m_state->objects.find(key);
+        if (it == m_state->objects.end())
+        {
+            return std::nullopt;
+        }
+        o = it->second;
+    }
+    const auto [begin, end] = resolve_range(byte_range::of(offset, dest.size()), o.bytes->size());
+    if (end > begin)
+    {
+        std::memcpy(dest.data(), o.bytes->data() + begin, static_cast<std::size_t>(end - begin));
+    }
+    return object_info{o.bytes->size(), o.generation};
+}
+
+inline std::optional<object_info> memory_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
+                                                        buffer& out) const
+{
     validate_key(key);
     object o;
     {
@@ -78,11 +116,12 @@ inline std::optional<read_result> memory_store::read(std::string_view key, byte_
         e.with_key(key);
         throw e;
     }
-    read_result res;
-    res.bytes = buffer::copy_of(byte_view(o.bytes->data() + begin, static_cast<std::size_t>(end - begin)));
-    res.object_size = o.bytes->size();
-    res.generation = o.generation;
-    return res;
+    out.resize_discard(static_cast<std::size_t>(end - begin));
+    if (end > begin)
+    {
+        std::memcpy(out.data(), o.bytes->data() + begin, static_cast<std::size_t>(end - begin));
+    }
+    return object_info{o.bytes->size(), o.generation};
 }
 
 inline std::optional<object_info> memory_store::stat(std::string_view key) const
