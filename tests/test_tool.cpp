@@ -160,4 +160,39 @@ TEST_SUITE("tool")
         CHECK(draft.status == 1);
         CHECK(draft.output.find("[zarrxt.metadata.10]") != std::string::npos);
     }
+
+    TEST_CASE("verify decodes every chunk of a hierarchy and reports each problem")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        zx::group<zx::filesystem_store>::create(s, "");
+        zx::create<std::int16_t, 2>(s, "plain", zx::v2_options{.shape = {8, 8}, .chunks = {4, 4}})
+            .write({{0, 0}, {8, 8}}, zxtest::make_data<std::int16_t, 2>({8, 8}));
+        zx::create<std::int16_t, 2>(s, "g/sharded", zx::v3_options{.shape = {8, 8}, .chunk_shape = {8, 8},
+                                                                   .codecs = {zx::sharded({4, 4}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("crc32c")})}})
+            .write({{0, 0}, {8, 8}}, zxtest::make_data<std::int16_t, 2>({8, 8}));
+        const std::string cmd = quote(tool()) + " verify " + quote(dir.str());
+        auto ok = zxtest::run(cmd);
+        CHECK(ok.status == 0);
+        CHECK(ok.output.find("2 arrays, 5 chunks checked, 0 problems") != std::string::npos);
+
+        // Damage one v2 chunk and one inner chunk of the shard; leave a writer's temporary file.
+        zxtest::write_file(dir.path() / "plain" / "1.1", "junk");
+        auto shard = zxtest::read_file(dir.path() / "g" / "sharded" / "c" / "0" / "0");
+        shard[5] ^= 0x01; // inside inner chunk 0 (offset 0, 36 bytes)
+        zxtest::write_file(dir.path() / "g" / "sharded" / "c" / "0" / "0", shard);
+        zxtest::write_file(dir.path() / "plain" / ".zarrxt-tmp-99-0-0.0", "partial");
+        auto bad = zxtest::run(cmd);
+        CHECK(bad.status == 1);
+        CHECK(bad.output.find("PROBLEM plain/1.1: [zarrxt.codec.") != std::string::npos);
+        CHECK(bad.output.find("PROBLEM g/sharded/c/0/0 bytes 0..36: [zarrxt.codec.4]") != std::string::npos);
+        CHECK(bad.output.find("2 problems") != std::string::npos);
+        CHECK(bad.output.find("leftover temporary file plain/.zarrxt-tmp-99-0-0.0") != std::string::npos);
+        CHECK(zxtest::run(cmd + " --clean").output.find("1 temporary files removed") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(dir.path() / "plain" / ".zarrxt-tmp-99-0-0.0"));
+    }
 }

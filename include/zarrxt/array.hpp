@@ -80,6 +80,19 @@ public:
     /// Read into raw C-ordered memory of r.elements() values.
     void read_raw(const region_type& r, T* out) const;
 
+    /// The result of read_checked: the values (damaged chunks as the fill value) and what was wrong.
+    struct checked_read
+    {
+        tensor_type data;
+        std::vector<chunk_problem> problems;
+    };
+    /// Read with the `collect` corruption policy: never fails on damaged chunks, reports each one.
+    checked_read read_checked(const region_type& r) const;
+
+    /// What read() does with chunks it cannot decode (default: throw).
+    void set_corruption_policy(corruption_policy p) noexcept { m_core->m_on_corruption = p; }
+    corruption_policy get_corruption_policy() const noexcept { return m_core->m_on_corruption; }
+
     /// Write an expression of the region's shape (evaluated once).
     template <class E>
     void write(const region_type& r, const xt::xexpression<E>& e);
@@ -263,7 +276,28 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const re
         strides[d] = acc;
         acc *= static_cast<std::int64_t>(r.extent[d]);
     }
-    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides);
+    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides, m_core->m_on_corruption);
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_checked(const region_type& r) const -> checked_read
+{
+    check_read(r);
+    typename tensor_type::shape_type shape;
+    kernel::strides_t<N> strides{};
+    std::int64_t acc = 1;
+    for (std::size_t d = N; d-- > 0;)
+    {
+        shape[d] = static_cast<std::size_t>(r.extent[d]);
+        strides[d] = acc;
+        acc *= static_cast<std::int64_t>(r.extent[d]);
+    }
+    checked_read result{tensor_type::from_shape(shape), {}};
+    problem_list problems;
+    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(result.data.data()), strides,
+                           corruption_policy::collect, &problems);
+    result.problems = problems.take();
+    return result;
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -276,7 +310,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
     if constexpr (detail::strided_destination<D> && std::is_same_v<std::decay_t<decltype(*dest.data())>, T>)
     {
         auto strides = detail::to_strides<N>(dest.strides());
-        kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()), strides);
+        kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()), strides,
+                               m_core->m_on_corruption);
     }
     else
     {

@@ -119,6 +119,8 @@ public:
     error& with_key(std::string_view key);
     error& with_stage(std::string_view stage);
     error& with_range(std::uint64_t offset, std::uint64_t length);
+    /// Nest the stage inside an outer one: "crc32c" becomes "sharding_indexed/index/crc32c".
+    error& within_stage(std::string_view outer);
 
 private:
     void rebuild();
@@ -257,6 +259,13 @@ inline error& error::with_stage(std::string_view stage)
         m_stage = std::string(stage);
         rebuild();
     }
+    return *this;
+}
+
+inline error& error::within_stage(std::string_view outer)
+{
+    m_stage = m_stage.empty() ? std::string(outer) : std::string(outer) + "/" + m_stage;
+    rebuild();
     return *this;
 }
 

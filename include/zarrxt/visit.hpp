@@ -55,15 +55,20 @@ public:
         return array<T, N, dynamic_chain, Store>(m_core);
     }
 
-    /// Read a region as native-endian, C-ordered element bytes into `out`.
-    void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
-                    std::byte* out) const
+    /// Read a region as native-endian, C-ordered element bytes into `out`. With `problems`, damaged
+    /// chunks read as the fill value and are reported there (the collect policy); without, the
+    /// array's corruption policy applies.
+    void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent, std::byte* out,
+                    problem_list* problems = nullptr) const
     {
         dispatch_rank(offset, extent, [&](auto n, const auto& r) {
             check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
-            kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r));
+            kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r),
+                                         problems != nullptr ? corruption_policy::collect : m_core->m_on_corruption,
+                                         problems);
         });
     }
+    void set_corruption_policy(corruption_policy p) noexcept { m_core->m_on_corruption = p; }
 
     /// Write native-endian, C-ordered element bytes of a region.
     void write_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,

@@ -304,7 +304,7 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
     catch (error& e)
     {
         e.with_key(key);
-        e.with_stage("sharding_indexed/index");
+        e.within_stage("sharding_indexed/index");
         throw;
     }
     zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()), array_view::c_strides(v.shape),
@@ -446,7 +446,20 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
         hi[d] = (region.offset[d] + region.extent[d] + m_inner[d] - 1) / m_inner[d];
     }
     bool from_cache = false;
-    shard_index_ptr idx = fetch_index(src, ctx, from_cache);
+    shard_index_ptr idx;
+    try
+    {
+        idx = fetch_index(src, ctx, from_cache);
+    }
+    catch (error& e)
+    {
+        e.with_key(src.key());
+        if (!ctx.tolerate(e))
+        {
+            throw;
+        }
+        idx = nullptr; // a bad index makes the whole shard read as missing
+    }
     if (!idx)
     {
         sink.fill(region.offset, region.extent);
@@ -578,7 +591,11 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
             {
                 e.with_key(src.key());
                 e.with_range(hits[k].offset, hits[k].nbytes);
-                throw;
+                if (!ctx.tolerate(e))
+                {
+                    throw;
+                }
+                sink.fill(origin_of(hits[k].linear), m_inner); // this inner chunk reads as missing
             }
         }
         i = j + 1;

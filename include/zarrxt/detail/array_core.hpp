@@ -8,6 +8,7 @@
 
 #include "../cache/index_cache.hpp"
 #include "../codec/chain.hpp"
+#include "../corruption.hpp"
 #include "../codec/dynamic_chain.hpp"
 #include "../exec/executor.hpp"
 #include "../limits.hpp"
@@ -231,6 +232,7 @@ public:
     io_counters m_counters;
     IndexCache m_cache; // used when the policy is not per-operation
     bool m_write_empty_chunks = false;
+    corruption_policy m_on_corruption = corruption_policy::throw_error;
     std::mutex m_meta_mutex;
     std::mutex m_scratch_mutex;
     std::vector<std::unique_ptr<codec::scratch_space>> m_scratch_free;

@@ -11,6 +11,7 @@
 
 #include "../cache/index_cache.hpp"
 #include "../codec/concepts.hpp"
+#include "../corruption.hpp"
 #include "../detail/small_vector.hpp"
 #include "../limits.hpp"
 #include "../store/concepts.hpp"
@@ -200,6 +201,22 @@ struct read_context
     index_cache_base* cache = nullptr;
     io_counters* counters = nullptr;
     codec::scratch_space* scratch = nullptr;
+    corruption_policy on_corruption = corruption_policy::throw_error;
+    problem_list* problems = nullptr; ///< where `collect` reports
+
+    /// Under fill/collect, swallow a data error (reporting it) and return true; else false.
+    bool tolerate(const error& e) const
+    {
+        if (on_corruption == corruption_policy::throw_error || !is_data_corruption(e))
+        {
+            return false;
+        }
+        if (on_corruption == corruption_policy::collect && problems != nullptr)
+        {
+            problems->add(e);
+        }
+        return true;
+    }
 };
 
 struct write_context

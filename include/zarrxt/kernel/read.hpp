@@ -165,9 +165,11 @@ bool read_chunk_in_place(Core& core, const std::string& key, mutable_byte_view d
     }
 }
 
-/// Read `reg` into `out` (element strides `out_strides`, any layout).
+/// Read `reg` into `out` (element strides `out_strides`, any layout). Under the fill and collect
+/// corruption policies a chunk that cannot be decoded reads as the fill value (and is reported).
 template <std::size_t N, class Core>
-void read_region(Core& core, const region<N>& reg, std::byte* out, const strides_t<N>& out_strides)
+void read_region(Core& core, const region<N>& reg, std::byte* out, const strides_t<N>& out_strides,
+                 corruption_policy on_corruption = corruption_policy::throw_error, problem_list* problems = nullptr)
 {
     const array_metadata& m = core.m_meta;
     if (reg.empty())
@@ -204,6 +206,8 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         ctx.cache = cache;
         ctx.counters = &core.m_counters;
         ctx.scratch = &scratch[worker];
+        ctx.on_corruption = on_corruption;
+        ctx.problems = problems;
         if (sharding != nullptr)
         {
             store_reader<typename Core::store_type> reader(core.m_store, key);
@@ -227,6 +231,8 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
             in_place = origin[d] >= reg.offset[d] && origin[d] + m.chunk_shape[d] <= reg.offset[d] + reg.extent[d]
                        && (m.chunk_shape[d] == 1 || out_strides[d] == chunk_strides[d]);
         }
+        try
+        {
         if (in_place)
         {
             std::int64_t dst_off = 0;
@@ -260,6 +266,15 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         {
             e.with_key(key);
             throw;
+        }
+        }
+        catch (error& e)
+        {
+            if (!ctx.tolerate(e))
+            {
+                throw;
+            }
+            sink.fill(dims(N, 0), dims(m.chunk_shape)); // a damaged chunk reads as missing
         }
     });
 }
