@@ -64,6 +64,8 @@ bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
         zarrxt::detail::checked_mul(zarrxt::detail::checked_product(ctx.chunk_shape, "chunk elements"),
                                     ctx.element_size(), "chunk bytes"),
         "chunk bytes");
+    // The decoded chunk is the unit every read allocates: refuse geometries beyond the cap up front.
+    check_limit("max_chunk_bytes", b.m_chunk_bytes, ctx.limits.max_chunk_bytes);
     if (auto it = cfg.find("endian"); it != cfg.end())
     {
         if (!it->is_string() || (*it != "little" && *it != "big"))

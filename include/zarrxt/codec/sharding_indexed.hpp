@@ -124,8 +124,6 @@ private:
     std::size_t m_inner_bytes = 0;
     InnerChain m_inner_chain;
     IndexChain m_index_chain;
-    json m_codecs_json;
-    json m_index_codecs_json;
 };
 
 /******************
@@ -230,8 +228,6 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
     {
         detail::bad_config(name, "\"index_codecs\" is required");
     }
-    s.m_codecs_json = *codecs;
-    s.m_index_codecs_json = *index_codecs;
 
     codec_context inner_ctx = ctx;
     inner_ctx.chunk_shape = s.m_inner;
@@ -258,10 +254,11 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
 template <class InnerChain, class IndexChain, class IndexCache>
 json sharding_indexed<InnerChain, IndexChain, IndexCache>::configuration() const
 {
+    // The chains as bound: defaults filled in the same way as a top-level chain's.
     json j = json::object();
     j["chunk_shape"] = m_inner.to_vector();
-    j["codecs"] = m_codecs_json;
-    j["index_codecs"] = m_index_codecs_json;
+    j["codecs"] = detail::specs_to_json(m_inner_chain.specs());
+    j["index_codecs"] = detail::specs_to_json(m_index_chain.specs());
     j["index_location"] = m_at_end ? "end" : "start";
     return j;
 }
@@ -547,6 +544,9 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
     }
 
     std::sort(hits.begin(), hits.end(), [](const hit& a, const hit& b) { return a.offset < b.offset; });
+    // One coalesced request holds its bytes while they are decoded: keep it within the operation's
+    // budget for bytes in flight (an inner chunk alone may still need more; max_chunk_bytes caps that).
+    const std::uint64_t batch_cap = std::min<std::uint64_t>(coalesce_max, ctx.limits.max_bytes_in_flight);
     buffer dup; // decoding is in place; entries sharing bytes (deduplicated chunks) decode from a copy
     std::size_t i = 0;
     while (i < hits.size())
@@ -555,10 +555,17 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
         const std::uint64_t begin = hits[i].offset;
         std::uint64_t end = begin + hits[i].nbytes;
         while (j + 1 < hits.size() && hits[j + 1].offset <= end + coalesce_gap
-               && std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= coalesce_max)
+               && std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= batch_cap)
         {
             ++j;
             end = std::max(end, hits[j].offset + hits[j].nbytes);
+        }
+        if (end - begin > ctx.limits.max_chunk_bytes)
+        {
+            limit_exceeded e("max_chunk_bytes", end - begin, ctx.limits.max_chunk_bytes);
+            e.with_key(src.key());
+            e.with_range(begin, end - begin);
+            throw e;
         }
         auto res = src.read(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1));
         if (!res || res->generation != idx->generation || res->bytes.size() != end - begin)
@@ -824,7 +831,8 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
     shard_index_ptr old_index;
     if (need_old)
     {
-        old = io.read(byte_range::all(), ctx.limits.max_chunk_bytes);
+        // The old and the new shard are both held while the shard is rebuilt.
+        old = io.read(byte_range::all(), std::min(ctx.limits.max_chunk_bytes, ctx.limits.max_bytes_in_flight / 2));
         if (old)
         {
             if (ctx.counters)

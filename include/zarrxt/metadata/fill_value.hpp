@@ -234,7 +234,19 @@ inline void parse_float_component(const json& j, dtype_id dtype, std::size_t wid
     }
     if (width == 2)
     {
-        const float16 h(static_cast<float>(d));
+        // There is no direct double -> binary16 conversion: go through float, rounded to odd
+        // (truncate, then set the last bit when inexact), so that the second rounding to binary16
+        // cannot land on a tie the double was not on. float keeps 13 more bits than binary16.
+        float f = static_cast<float>(d);
+        if (std::isfinite(d) && static_cast<double>(f) != d)
+        {
+            if (std::fabs(static_cast<double>(f)) > std::fabs(d))
+            {
+                f = std::nextafter(f, 0.0f);
+            }
+            f = std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
+        }
+        const float16 h(f);
         std::memcpy(out, &h, 2);
     }
     else if (width == 4)

@@ -140,10 +140,9 @@ struct key_lock_table
     static constexpr std::size_t stripes = 256;
     std::mutex m[stripes];
 
-    std::unique_lock<std::mutex> lock(std::string_view key)
-    {
-        return std::unique_lock<std::mutex>(m[std::hash<std::string_view>{}(key) % stripes]);
-    }
+    static std::size_t stripe_of(std::string_view key) noexcept { return std::hash<std::string_view>{}(key) % stripes; }
+
+    std::unique_lock<std::mutex> lock(std::string_view key) { return std::unique_lock<std::mutex>(m[stripe_of(key)]); }
 };
 
 } // namespace detail

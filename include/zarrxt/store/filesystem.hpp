@@ -8,6 +8,12 @@
  *  never listed as keys; a writer killed mid-write leaves one behind, which `zarrxt verify --clean`
  *  removes.
  *  Reads use open/fstat/pread/close: one object, one size, no stdio buffering.
+ *
+ *  Read-modify-write of a key is serialised between threads of one process by `lock_key`. With
+ *  `process_locking::advisory` it is serialised between processes too: `lock_key` also takes an
+ *  open-file-description lock (fcntl F_OFD_SETLKW) on one byte of `<root>/.zarrxt-locks` chosen by
+ *  the key's hash, so writers in several processes sharing a shard do not lose updates. Without it,
+ *  processes must write disjoint chunks/shards (docs/safety.md).
  */
 #pragma once
 
@@ -21,7 +27,9 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <mutex>
 #include <system_error>
+#include <utility>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -36,17 +44,53 @@ enum class durability
     fsync,  ///< additionally fsync the file and its directory: safe against power loss
 };
 
+enum class process_locking
+{
+    none,     ///< lock_key serialises threads of this process only (the default)
+    advisory, ///< lock_key also takes an advisory lock shared by every process using the root
+};
+
 class filesystem_store
 {
 public:
     static constexpr std::string_view temp_prefix = ".zarrxt-tmp-";
+    static constexpr std::string_view lock_file_name = ".zarrxt-locks";
 
-    explicit filesystem_store(std::filesystem::path root, durability d = durability::atomic)
+    explicit filesystem_store(std::filesystem::path root, durability d = durability::atomic,
+                              process_locking locking = process_locking::none)
         : m_state(std::make_shared<state>())
     {
         m_state->root = std::move(root);
         m_state->policy = d;
+        m_state->locking = locking;
     }
+
+    /// Holds the in-process lock of a key and, with advisory locking, its inter-process lock.
+    class key_guard
+    {
+    public:
+        key_guard(std::unique_lock<std::mutex> lock, int fd, off_t byte) : m_lock(std::move(lock)), m_fd(fd), m_byte(byte) {}
+        key_guard(key_guard&& o) noexcept : m_lock(std::move(o.m_lock)), m_fd(std::exchange(o.m_fd, -1)), m_byte(o.m_byte) {}
+        key_guard& operator=(key_guard&&) = delete;
+        key_guard(const key_guard&) = delete;
+        ~key_guard()
+        {
+            if (m_fd >= 0)
+            {
+                struct ::flock fl{};
+                fl.l_type = F_UNLCK;
+                fl.l_whence = SEEK_SET;
+                fl.l_start = m_byte;
+                fl.l_len = 1;
+                ::fcntl(m_fd, F_OFD_SETLK, &fl);
+            }
+        }
+
+    private:
+        std::unique_lock<std::mutex> m_lock;
+        int m_fd;
+        off_t m_byte;
+    };
 
     const std::filesystem::path& root() const noexcept { return m_state->root; }
     durability durability_policy() const noexcept { return m_state->policy; }
@@ -57,7 +101,7 @@ public:
     bool erase(std::string_view key);
     std::vector<std::string> list(std::string_view prefix) const;
     std::vector<std::string> list_dir(std::string_view prefix) const;
-    std::unique_lock<std::mutex> lock_key(std::string_view key) const { return m_state->locks.lock(key); }
+    key_guard lock_key(std::string_view key) const;
 
     /// Like read(), into `out` (its capacity is reused: no allocation once it is large enough).
     std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes, buffer& out) const;
@@ -73,6 +117,8 @@ public:
     }
 
     static bool is_temp_name(std::string_view name) noexcept { return name.substr(0, temp_prefix.size()) == temp_prefix; }
+    /// zarrxt's own bookkeeping files (temporaries, the lock file): never keys.
+    static bool is_internal_name(std::string_view name) noexcept { return name.substr(0, 8) == ".zarrxt-"; }
 
 private:
     struct state
@@ -81,6 +127,17 @@ private:
         durability policy = durability::atomic;
         detail::key_lock_table locks;
         std::atomic<std::uint64_t> temp_counter{0};
+        process_locking locking = process_locking::none;
+        std::once_flag lock_file_once;
+        int lock_fd = -1;
+        int lock_errno = 0;
+        ~state()
+        {
+            if (lock_fd >= 0)
+            {
+                ::close(lock_fd);
+            }
+        }
     };
     std::shared_ptr<state> m_state;
 
@@ -168,6 +225,46 @@ inline bool write_all(int fd, const std::byte* src, std::size_t n) noexcept
 }
 
 } // namespace detail
+
+inline filesystem_store::key_guard filesystem_store::lock_key(std::string_view key) const
+{
+    auto in_process = m_state->locks.lock(key);
+    if (m_state->locking == process_locking::none)
+    {
+        return key_guard(std::move(in_process), -1, 0);
+    }
+    std::call_once(m_state->lock_file_once, [&] {
+        std::error_code ec;
+        std::filesystem::create_directories(m_state->root, ec);
+        const auto p = m_state->root / std::string(lock_file_name);
+        m_state->lock_fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        m_state->lock_errno = m_state->lock_fd < 0 ? errno : 0;
+    });
+    if (m_state->lock_fd < 0)
+    {
+        store_error e(store_errc::lock, std::string("cannot open the lock file: ") + std::strerror(m_state->lock_errno));
+        e.with_key(key);
+        throw e;
+    }
+    // The byte is the key's stripe: keys that share a stripe already share the in-process mutex, so
+    // no two threads of this process ever hold the same byte through the shared descriptor.
+    const auto byte = static_cast<off_t>(detail::key_lock_table::stripe_of(key));
+    struct ::flock fl{};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = byte;
+    fl.l_len = 1;
+    while (::fcntl(m_state->lock_fd, F_OFD_SETLKW, &fl) != 0)
+    {
+        if (errno != EINTR)
+        {
+            store_error e(store_errc::lock, std::string("advisory lock failed: ") + std::strerror(errno));
+            e.with_key(key);
+            throw e;
+        }
+    }
+    return key_guard(std::move(in_process), m_state->lock_fd, byte);
+}
 
 inline std::optional<read_result> filesystem_store::read(std::string_view key, byte_range r,
                                                          std::uint64_t max_bytes) const
@@ -382,7 +479,7 @@ inline std::vector<std::string> filesystem_store::list(std::string_view prefix) 
         {
             break;
         }
-        if (!it->is_regular_file(ec) || is_temp_name(it->path().filename().string()))
+        if (!it->is_regular_file(ec) || is_internal_name(it->path().filename().string()))
         {
             continue;
         }
@@ -410,7 +507,7 @@ inline std::vector<std::string> filesystem_store::list_dir(std::string_view pref
             break;
         }
         const auto name = it->path().filename().string();
-        if (!is_temp_name(name))
+        if (!is_internal_name(name))
         {
             out.push_back(name);
         }

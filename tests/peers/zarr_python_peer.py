@@ -1,0 +1,424 @@
+#!/usr/bin/python3
+"""The zarr-python 2 peer of zarrxt's interoperability tests (Zarr v2).
+
+Run it with Debian's /usr/bin/python3, the interpreter that sees python3-zarr 2.13 and
+numcodecs 0.11:
+
+    zarr_python_peer.py write DIR    write a matrix of v2 arrays with zarr-python into DIR
+    zarr_python_peer.py verify DIR   check arrays that zarrxt wrote into DIR
+    zarr_python_peer.py dump PATH    print one array as zarr-python reads it (hex, see below)
+    zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
+
+Both directions share one manifest format, DIR/manifest.json:
+
+    {"writer": "...", "arrays": [{
+        "name": "int16.be.gzip.F.slash",   # the array's directory under DIR/arrays
+        "dtype": "int16",                   # Zarr v3 data type name
+        "shape": [...], "chunks": [...],
+        "seed": 7,                          # the formula's per-array seed
+        "written": null | {"offset": [...], "extent": [...]},   # null: the whole array
+        "overlay": {"offset", "extent", "seed"},   # optional: a box rewritten with another seed
+        "fill_value": <v2 JSON fill value>, # what unwritten elements read as (null: zero)
+        "expect": {"typestr": ">i2", "order": "F", "dimension_separator": "/",
+                   "compressor": null | {"id": "gzip", "level": 5, ...}},
+        "expected": "expected/<name>.bin",  # write only: the peer's own read-back
+        "digest": "<16 hex digits>"}]}      # write only: SHA-256 of the expected bytes
+
+The expected bytes are the array as zarr-python reads it back, C order, little-endian, bool as
+one byte. Comparing against the peer's own output (not against zarrxt's) is what lets the C++
+test fail.
+
+The value formula (implemented identically in zarrita_peer.mjs and tests/support/interop.hpp):
+element i (flat C-order index in the whole array) of an array with seed s has k = i + 7919 * s;
+    integers of b bits: u = (k * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) mod 2**64, value =
+                        the top b bits of u (u >> (64 - b)), two's complement for signed types;
+    bool:               ((5 * k + 1) mod 7) < 3;
+    floats:             by k mod 97: 5 -> NaN, 11 -> +inf, 23 -> -inf, 31 -> -0.0; otherwise with
+                        r = ((37 * k) mod 2001) - 1000: float16 r / 8 (exact), float32 the float64
+                        r / 7 rounded to nearest, float64 r / 7;
+    complex:            real part = float formula at 2k, imaginary part = float formula at 2k + 1.
+NaN is the default quiet NaN of each width (0x7e00, 0x7fc00000, 0x7ff8000000000000). Floats are
+compared bit for bit.
+"""
+
+import hashlib
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import zarr
+from numcodecs import Blosc, GZip, Zlib, Zstd
+
+MUL = 0x9E3779B97F4A7C15
+ADD = 0x632BE59BD9B4E019
+SEED_STRIDE = 7919
+
+# (Zarr v3 name, numpy type string without byte order, element width)
+DTYPES = [
+    ("bool", "b1", 1),
+    ("int8", "i1", 1),
+    ("int16", "i2", 2),
+    ("int32", "i4", 4),
+    ("int64", "i8", 8),
+    ("uint8", "u1", 1),
+    ("uint16", "u2", 2),
+    ("uint32", "u4", 4),
+    ("uint64", "u8", 8),
+    ("float16", "f2", 2),
+    ("float32", "f4", 4),
+    ("float64", "f8", 8),
+    ("complex64", "c8", 8),
+    ("complex128", "c16", 16),
+]
+KIND = {name: code for name, code, _ in DTYPES}
+
+# Every geometry has ragged edge chunks on at least one axis except the last.
+GEOMETRIES = [
+    ([7, 5, 6], [3, 2, 4]),
+    ([11, 9], [4, 4]),
+    ([20], [6]),
+    ([2, 3, 4, 5], [1, 2, 3, 2]),
+    ([5, 4], [5, 4]),
+]
+
+COMPRESSORS = [
+    ("none", None),
+    ("gzip", lambda: GZip(level=5)),
+    ("zlib", lambda: Zlib(level=1)),
+    ("zstd", lambda: Zstd(level=3)),
+    ("blosc", lambda: Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE)),
+]
+
+BLOSC_VARIANTS = [
+    ("blosc-zstd-bitshuffle", lambda: Blosc(cname="zstd", clevel=3, shuffle=Blosc.BITSHUFFLE)),
+    ("blosc-blosclz-noshuffle", lambda: Blosc(cname="blosclz", clevel=9, shuffle=Blosc.NOSHUFFLE)),
+    ("blosc-zlib-shuffle", lambda: Blosc(cname="zlib", clevel=1, shuffle=Blosc.SHUFFLE)),
+    ("blosc-lz4hc-autoshuffle", lambda: Blosc(cname="lz4hc", clevel=4, shuffle=Blosc.AUTOSHUFFLE)),
+    ("blosc-lz4-blocksize", lambda: Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE, blocksize=64)),
+]
+
+
+# ----------------------------------------------------------------------------------- formula
+
+
+def _float_base(k, code):
+    """The float formula (float64 values) for uint64 indices k, specials included."""
+    r = ((k * np.uint64(37)) % np.uint64(2001)).astype(np.int64) - 1000
+    v = r / 8.0 if code == "f2" else r / 7.0
+    m = k % np.uint64(97)
+    v = np.where(m == 5, np.nan, v)
+    v = np.where(m == 11, np.inf, v)
+    v = np.where(m == 23, -np.inf, v)
+    v = np.where(m == 31, -0.0, v)
+    return v
+
+
+def formula(dtype, n, seed):
+    """n values of the formula for `dtype` (v3 name) as a native numpy array."""
+    code = KIND[dtype]
+    k = np.arange(n, dtype=np.uint64) + np.uint64(SEED_STRIDE * seed)
+    if code == "b1":
+        return ((k * np.uint64(5) + np.uint64(1)) % np.uint64(7)) < np.uint64(3)
+    if code[0] in "iu":
+        bits = 8 * int(code[1:])
+        u = k * np.uint64(MUL) + np.uint64(ADD)  # uint64 arithmetic wraps modulo 2**64
+        top = np.right_shift(u, np.uint64(64 - bits)).astype("u%d" % (bits // 8))
+        return top.view(code) if code[0] == "i" else top
+    if code[0] == "f":
+        return _float_base(k, code).astype(code)
+    part = "f4" if code == "c8" else "f8"
+    out = np.empty(n, dtype=code)
+    out.real = _float_base(2 * k, part).astype(part)
+    out.imag = _float_base(2 * k + np.uint64(1), part).astype(part)
+    return out
+
+
+def fill_from_json(dtype, j):
+    """A v2 JSON fill value as a numpy scalar of `dtype` (null: zero)."""
+    code = KIND[dtype]
+    if j is None:
+        return np.zeros((), dtype=code)[()]
+
+    def flt(x):
+        return float(x) if not isinstance(x, str) else {"NaN": math.nan, "Infinity": math.inf,
+                                                         "-Infinity": -math.inf}[x]
+
+    if code[0] == "c":
+        re_im = j if isinstance(j, list) else [j, 0]
+        return np.array(complex(flt(re_im[0]), flt(re_im[1])), dtype=code)[()]
+    if code[0] == "f":
+        return np.array(flt(j), dtype=code)[()]
+    return np.array(j, dtype=code)[()]
+
+
+def expected_array(entry):
+    """The whole array the manifest entry describes, as a native C-ordered numpy array."""
+    shape = tuple(entry["shape"])
+    n = int(np.prod(shape, dtype=np.int64))
+    values = formula(entry["dtype"], n, entry["seed"]).reshape(shape)
+    written = entry.get("written")
+    if written is None:
+        out = values.copy()
+    else:
+        out = np.full(shape, fill_from_json(entry["dtype"], entry["fill_value"]), dtype=KIND[entry["dtype"]])
+        sel = tuple(slice(o, o + e) for o, e in zip(written["offset"], written["extent"]))
+        out[sel] = values[sel]
+    overlay = entry.get("overlay")
+    if overlay is not None:
+        # A box later rewritten with the formula of another seed (zarrxt updating an array in place).
+        again = formula(entry["dtype"], n, overlay["seed"]).reshape(shape)
+        sel = tuple(slice(o, o + e) for o, e in zip(overlay["offset"], overlay["extent"]))
+        out[sel] = again[sel]
+    return out
+
+
+def le_bytes(a):
+    """C order, little-endian, bool as one byte: the corpus convention."""
+    a = np.ascontiguousarray(a)
+    return a.astype(a.dtype.newbyteorder("<")).tobytes()
+
+
+def first_difference(got, want, width):
+    """A readable description of where two little-endian byte strings differ, or None."""
+    if got == want:
+        return None
+    if len(got) != len(want):
+        return "size %d bytes, expected %d" % (len(got), len(want))
+    def element(b, i):
+        return b[i * width:(i + 1) * width]
+
+    bad = [i for i in range(len(got) // width) if element(got, i) != element(want, i)]
+    i = bad[0]
+    return "%d of %d elements differ; first at flat index %d: got %s, expected %s" % (
+        len(bad), len(got) // width, i, element(got, i).hex(), element(want, i).hex())
+
+
+# ------------------------------------------------------------------------------------ writer
+
+
+def matrix():
+    """The arrays `write` produces: (name, dtype, byteorder, geometry, compressor label/factory,
+    order, separator, fill_value, written region or None)."""
+    cases = []
+    for d, (dtype, code, width) in enumerate(DTYPES):
+        orders = "<>" if width > 1 else "|"
+        for e, bo in enumerate(orders):
+            for c, (clabel, cfactory) in enumerate(COMPRESSORS):
+                shape, chunks = GEOMETRIES[(d + c + e) % len(GEOMETRIES)]
+                order = "F" if (d + c + e) % 2 else "C"
+                sep = "/" if (c + e + d // 2) % 2 else "."
+                cases.append(dict(dtype=dtype, byteorder=bo, shape=shape, chunks=chunks, clabel=clabel,
+                                  compressor=cfactory, order=order, sep=sep, fill=0, written=None))
+    for v, (clabel, cfactory) in enumerate(BLOSC_VARIANTS):
+        for dtype in ("int32", "float64", "uint16", "complex64", "bool"):
+            bo = "|" if dtype == "bool" else "<" if v % 2 else ">"
+            cases.append(dict(dtype=dtype, byteorder=bo, shape=[11, 9], chunks=[4, 4],
+                              clabel=clabel, compressor=cfactory, order="F" if v % 2 else "C", sep=".",
+                              fill=0, written=None))
+    # Fill values, with chunks that are never written (rows 8.. of an 11 x 9 array, chunks 4 x 4)
+    # and chunks that are written only in part.
+    partial = {"offset": [2, 1], "extent": [5, 6]}
+    specials = [
+        ("float64", "<", "nan", "zlib", "C", "NaN"),
+        ("float32", ">", "nan", "zstd", "F", "NaN"),
+        ("float16", "<", "nan", "none", "C", "NaN"),
+        ("float64", ">", "neginf", "gzip", "C", "-Infinity"),
+        ("int32", "<", "fill42", "zstd", "C", 42),
+        ("int64", ">", "fillmin", "blosc", "F", -(2 ** 63)),
+        ("uint64", "<", "fillmax", "none", "C", 2 ** 64 - 1),
+        ("int8", "|", "fillneg", "gzip", "F", -3),
+        ("bool", "|", "filltrue", "zlib", "C", True),
+        ("complex128", "<", "fill", "zstd", "C", [1.5, -2.0]),
+        ("complex64", ">", "fillnan", "none", "F", ["NaN", 0.25]),
+    ]
+    comp = dict(COMPRESSORS)
+    for dtype, bo, label, clabel, order, fill in specials:
+        cases.append(dict(dtype=dtype, byteorder=bo, shape=[11, 9], chunks=[4, 4], clabel=clabel,
+                          compressor=comp[clabel], order=order, sep=".", fill=fill, written=partial,
+                          label=label))
+    # fill_value null: every chunk is written (zarr-python returns uninitialised memory otherwise).
+    for dtype, clabel in (("int16", "none"), ("float64", "blosc"), ("uint8", "zstd")):
+        cases.append(dict(dtype=dtype, byteorder="<", shape=[7, 5, 6], chunks=[3, 2, 4], clabel=clabel,
+                          compressor=comp[clabel], order="C", sep="/", fill=None, written=None,
+                          label="nullfill"))
+    # Geometry corner cases.
+    cases.append(dict(dtype="int32", byteorder="<", shape=[], chunks=[], clabel="zstd",
+                      compressor=comp["zstd"], order="C", sep=".", fill=0, written=None, label="scalar"))
+    cases.append(dict(dtype="uint16", byteorder=">", shape=[4, 3], chunks=[10, 10], clabel="gzip",
+                      compressor=comp["gzip"], order="F", sep=".", fill=0, written=None, label="bigchunk"))
+    cases.append(dict(dtype="float32", byteorder="<", shape=[0, 5], chunks=[2, 2], clabel="zlib",
+                      compressor=comp["zlib"], order="C", sep=".", fill=0, written=None, label="empty"))
+    cases.append(dict(dtype="uint8", byteorder="|", shape=[64, 64, 3], chunks=[20, 20, 3], clabel="zlib",
+                      compressor=comp["zlib"], order="C", sep="/", fill=0, written=None, label="image"))
+    cases.append(dict(dtype="float64", byteorder=">", shape=[3, 4, 5, 6], chunks=[2, 3, 2, 4], clabel="blosc",
+                      compressor=comp["blosc"], order="F", sep="/", fill=0, written=None, label="rank4"))
+    # Chunks of 100+ KB: multi-block blosc frames, longer zstd/deflate streams.
+    for dtype, bo, clabel, order in (("float64", "<", "blosc", "F"), ("int16", ">", "zstd", "C"),
+                                     ("uint32", "<", "gzip", "C")):
+        cases.append(dict(dtype=dtype, byteorder=bo, shape=[200, 300], chunks=[128, 160], clabel=clabel,
+                          compressor=comp[clabel], order=order, sep="/", fill=0, written=None, label="large"))
+    return cases
+
+
+def case_name(c):
+    bo = {"<": "le", ">": "be", "|": "na"}[c["byteorder"]]
+    sep = "slash" if c["sep"] == "/" else "dot"
+    parts = [c["dtype"], bo, c["clabel"], c["order"], sep]
+    if "label" in c:
+        parts.append(c["label"])
+    return ".".join(parts)
+
+
+def check_coverage(cases):
+    """The matrix promises: every dtype with every compressor, both orders, both separators and
+    (multi-byte types) both byte orders. Fail loudly if an edit breaks that."""
+    seen = set()
+    for c in cases:
+        for facet in (("c", c["clabel"]), ("o", c["order"]), ("s", c["sep"]), ("b", c["byteorder"])):
+            seen.add((c["dtype"],) + facet)
+    for dtype, _, width in DTYPES:
+        need = [("c", label) for label, _ in COMPRESSORS] + [("o", "C"), ("o", "F"), ("s", "."), ("s", "/")]
+        need += [("b", "<"), ("b", ">")] if width > 1 else [("b", "|")]
+        missing = [n for n in need if (dtype,) + n not in seen]
+        if missing:
+            raise SystemExit("matrix coverage: %s lacks %s" % (dtype, missing))
+
+
+def write_matrix(out_dir, cases=None, writer="zarr-python " + zarr.__version__):
+    cases = matrix() if cases is None else cases
+    os.makedirs(os.path.join(out_dir, "arrays"), exist_ok=True)
+    os.makedirs(os.path.join(out_dir, "expected"), exist_ok=True)
+    entries = []
+    for seed, c in enumerate(cases, start=1):
+        name = case_name(c)
+        code = KIND[c["dtype"]]
+        dt = np.dtype(c["byteorder"] + code if c["byteorder"] != "|" else "|" + code)
+        compressor = c["compressor"]() if c["compressor"] else None
+        z = zarr.open_array(os.path.join(out_dir, "arrays", name), mode="w", shape=tuple(c["shape"]),
+                            chunks=tuple(c["chunks"]) if c["chunks"] else True, dtype=dt,
+                            compressor=compressor, fill_value=fill_from_json(c["dtype"], c["fill"])
+                            if c["fill"] is not None else None, order=c["order"],
+                            dimension_separator=c["sep"])
+        with open(os.path.join(out_dir, "arrays", name, ".zarray")) as f:
+            stored_fill = json.load(f)["fill_value"]  # the peer's own JSON form of the fill value
+        entry = dict(name=name, dtype=c["dtype"], shape=c["shape"], chunks=list(z.chunks), seed=seed,
+                     written=c["written"], fill_value=stored_fill)
+        n = int(np.prod(c["shape"], dtype=np.int64))
+        values = formula(c["dtype"], n, seed).reshape(tuple(c["shape"]))
+        if c["written"] is None:
+            if n > 0:
+                z[...] = values
+        else:
+            sel = tuple(slice(o, o + e) for o, e in zip(c["written"]["offset"], c["written"]["extent"]))
+            z[sel] = values[sel]
+        data = le_bytes(z[...])
+        rel = os.path.join("expected", name + ".bin")
+        with open(os.path.join(out_dir, rel), "wb") as f:
+            f.write(data)
+        entry["expected"] = rel
+        entry["digest"] = hashlib.sha256(data).hexdigest()[:16]
+        # What zarr-python made of the request (it drops the compressor of 0-d arrays, for one).
+        entry["expect"] = dict(typestr=z.dtype.str, order=z.order, dimension_separator=c["sep"],
+                               compressor=z.compressor.get_config() if z.compressor is not None else None)
+        entries.append(entry)
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump({"writer": writer, "arrays": entries}, f, indent=1)
+    return entries
+
+
+# ---------------------------------------------------------------------------------- verifier
+
+
+def verify_one(root, e):
+    """Problems found with one array zarrxt wrote (an empty list when it is right)."""
+    problems = []
+    path = os.path.join(root, "arrays", e["name"])
+    try:
+        z = zarr.open_array(path, mode="r")
+    except Exception as exc:  # report, never stop: every array gets a line
+        return ["zarr.open_array failed: %r" % exc]
+    want = e.get("expect", {})
+    if list(z.shape) != e["shape"]:
+        problems.append("shape %s, expected %s" % (list(z.shape), e["shape"]))
+    if list(z.chunks) != e["chunks"]:
+        problems.append("chunks %s, expected %s" % (list(z.chunks), e["chunks"]))
+    if "typestr" in want and z.dtype.str != want["typestr"]:
+        problems.append("dtype %s, expected %s" % (z.dtype.str, want["typestr"]))
+    if "order" in want and z.order != want["order"]:
+        problems.append("order %s, expected %s" % (z.order, want["order"]))
+    if "dimension_separator" in want:
+        sep = getattr(z, "_dimension_separator", None) or "."
+        if sep != want["dimension_separator"]:
+            problems.append("dimension_separator %r, expected %r" % (sep, want["dimension_separator"]))
+    if "compressor" in want:
+        got = z.compressor.get_config() if z.compressor is not None else None
+        exp = want["compressor"]
+        differs = got is not None and any(got.get(k) != v for k, v in exp.items())
+        if (got is None) != (exp is None) or differs:
+            problems.append("compressor %s, expected %s" % (got, exp))
+    # The fill value as zarr-python decodes it from .zarray.
+    if e["fill_value"] is None:
+        if z.fill_value is not None:
+            problems.append("fill_value %r, expected None" % (z.fill_value,))
+    else:
+        exp_fill = np.array(fill_from_json(e["dtype"], e["fill_value"]), dtype=KIND[e["dtype"]])
+        got_fill = np.array(z.fill_value, dtype=KIND[e["dtype"]])
+        if le_bytes(got_fill) != le_bytes(exp_fill):
+            problems.append("fill_value %r, expected %r" % (z.fill_value, e["fill_value"]))
+    try:
+        got = le_bytes(z[...])
+    except Exception as exc:
+        return problems + ["reading failed: %r" % exc]
+    width = np.dtype(KIND[e["dtype"]]).itemsize
+    diff = first_difference(got, le_bytes(expected_array(e)), width)
+    if diff:
+        problems.append(diff)
+    return problems
+
+
+def verify(root):
+    with open(os.path.join(root, "manifest.json")) as f:
+        manifest = json.load(f)
+    failed = 0
+    for e in manifest["arrays"]:
+        problems = verify_one(root, e)
+        if problems:
+            failed += 1
+            print("FAIL %s: %s" % (e["name"], "; ".join(problems)))
+        else:
+            print("ok   %s" % e["name"])
+    print("zarr-python %s verified %d arrays written by %s: %d failed"
+          % (zarr.__version__, len(manifest["arrays"]), manifest.get("writer", "?"), failed))
+    return 1 if failed else 0
+
+
+def selftest():
+    """A few formula values, so a reader can compare implementations by eye."""
+    for dtype, _, _ in DTYPES:
+        print(dtype, le_bytes(formula(dtype, 6, 3)).hex())
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "write":
+        cases = matrix()
+        check_coverage(cases)
+        entries = write_matrix(argv[2], cases)
+        print("zarr-python %s wrote %d arrays" % (zarr.__version__, len(entries)))
+        return 0
+    if len(argv) == 3 and argv[1] == "verify":
+        return verify(argv[2])
+    if len(argv) == 3 and argv[1] == "dump":
+        print(le_bytes(zarr.open_array(argv[2], mode="r")[...]).hex())
+        return 0
+    if len(argv) == 2 and argv[1] == "selftest":
+        selftest()
+        return 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    sys.exit(main(sys.argv))

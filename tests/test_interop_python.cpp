@@ -1,0 +1,270 @@
+// Zarr v2 interoperability with zarr-python 2.13 (Debian's python3-zarr), in both directions:
+// zarr-python writes a matrix of arrays (tests/peers/zarr_python_peer.py) that zarrxt reads value
+// for value, whole and in sub-regions; zarrxt writes the same matrix and zarr-python verifies it;
+// zarrxt updates zarr-python's arrays in place and zarr-python reads the result. The committed
+// fixtures in tests/data/v2 are read without Python.
+#include "interop.hpp"
+
+#include <memory>
+
+namespace zi = zxtest::interop;
+namespace zx = zarrxt;
+
+namespace
+{
+
+std::string python_peer_script()
+{
+    return zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/zarr_python_peer.py";
+}
+
+/// The matrix zarr-python writes: generated once per process and shared by the test cases, so
+/// the peer runs once however many of them are selected.
+struct python_output
+{
+    zxtest::temp_dir dir{"zarrxt-py-write"};
+    zxtest::command_result result;
+    zx::json manifest;
+};
+
+const python_output& python_written()
+{
+    static const std::unique_ptr<python_output> out = []
+    {
+        auto o = std::make_unique<python_output>();
+        o->result = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                                " write " + zxtest::quote(o->dir.str()));
+        if (o->result.status == 0)
+        {
+            o->manifest = zi::read_json(o->dir.path() / "manifest.json");
+        }
+        return o;
+    }();
+    return *out;
+}
+
+/// v2 create options for a manifest entry written by zarr_python_peer.py.
+zx::v2_options v2_options_for(const zx::json& e, zx::json& expect)
+{
+    zx::v2_options o;
+    o.shape = zi::to_shape(e.at("shape"));
+    o.chunks = zi::to_shape(e.at("chunks"));
+    expect = e.at("expect");
+    const std::string typestr = expect.at("typestr").get<std::string>();
+    o.big_endian = typestr[0] == '>';
+    o.order = expect.at("order").get<std::string>()[0];
+    o.dimension_separator = expect.at("dimension_separator").get<std::string>()[0];
+    if (e.at("fill_value").is_null())
+    {
+        o.null_fill_value = true;
+    }
+    else
+    {
+        o.fill_value = zx::scalar::from_json(e.at("fill_value"));
+    }
+    const auto& c = expect.at("compressor");
+    if (c.is_null())
+    {
+        o.compressor = std::nullopt;
+        return o;
+    }
+    const std::string id = c.at("id").get<std::string>();
+    if (id == "gzip" || id == "zlib" || id == "zstd")
+    {
+        o.compressor = zx::codec_spec(id, {{"level", c.at("level")}});
+        return o;
+    }
+    REQUIRE(id == "blosc");
+    // numcodecs' shuffle numbers; zarrxt cannot ask for AUTOSHUFFLE (-1), so it writes the
+    // shuffle zarr-python would pick (byte shuffle for multi-byte types) and expects that back.
+    int shuffle = c.at("shuffle").get<int>();
+    if (shuffle == -1)
+    {
+        shuffle = zx::info(zi::dtype_named(e.at("dtype").get<std::string>())).size > 1 ? 1 : 0;
+        expect["compressor"]["shuffle"] = shuffle;
+    }
+    const char* names[] = {"noshuffle", "shuffle", "bitshuffle"};
+    o.compressor = zx::codec_spec("blosc", {{"cname", c.at("cname")},
+                                            {"clevel", c.at("clevel")},
+                                            {"shuffle", names[shuffle]},
+                                            {"blocksize", c.at("blocksize")}});
+    return o;
+}
+
+} // namespace
+
+TEST_SUITE("interop")
+{
+    TEST_CASE("zarr-python v2 arrays read by zarrxt, whole and in sub-regions")
+    {
+        if (!zxtest::python_has_zarr())
+        {
+            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
+        }
+        const auto& py = python_written();
+        INFO(py.result.output);
+        REQUIRE(py.result.status == 0);
+        zi::check_manifest_arrays(py.dir.path(), py.manifest);
+    }
+
+    TEST_CASE("zarrxt hash agrees with the SHA-256 of zarr-python's bytes")
+    {
+        if (!zxtest::python_has_zarr())
+        {
+            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
+        }
+        const std::string tool = zxtest::env("ZARRXT_TOOL");
+        if (tool.empty() || !std::filesystem::exists(tool))
+        {
+            ZX_SKIP("the zarrxt tool is not built (meson option tools=false)");
+        }
+        const auto& py = python_written();
+        REQUIRE(py.result.status == 0);
+        for (const auto& e : py.manifest.at("arrays"))
+        {
+            const std::string name = e.at("name").get<std::string>();
+            INFO("array ", name);
+            const auto r = zxtest::run(zxtest::quote(tool) + " hash " +
+                                       zxtest::quote((py.dir.path() / "arrays" / name).string()));
+            CHECK_MESSAGE(r.status == 0, r.output);
+            CHECK(r.output == e.at("digest").get<std::string>() + "\n");
+        }
+    }
+
+    TEST_CASE("zarrxt writes the same v2 matrix and zarr-python verifies it")
+    {
+        if (!zxtest::python_has_zarr())
+        {
+            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
+        }
+        const auto& py = python_written();
+        REQUIRE(py.result.status == 0);
+        zxtest::temp_dir dir("zarrxt-py-verify");
+        zx::filesystem_store store{(dir.path() / "arrays").string()};
+        zx::json out = {{"writer", "zarrxt"}, {"arrays", zx::json::array()}};
+        for (const auto& e : py.manifest.at("arrays"))
+        {
+            const std::string name = e.at("name").get<std::string>();
+            INFO("array ", name);
+            zx::json expect;
+            const zx::v2_options o = v2_options_for(e, expect);
+            try
+            {
+                zi::with_type(zi::dtype_named(e.at("dtype").get<std::string>()),
+                              [&](auto t)
+                              {
+                                  using T = typename decltype(t)::type;
+                                  zi::with_rank(o.shape.size(),
+                                                [&](auto n)
+                                                {
+                                                    auto a = zx::create<T, n.value>(store, name, o);
+                                                    zi::write_formula(a, e);
+                                                });
+                              });
+            }
+            catch (const zx::error& err)
+            {
+                FAIL_CHECK("zarrxt could not write the array: " << err.what());
+                continue;
+            }
+            zx::json entry = e;
+            entry.erase("expected");
+            entry.erase("digest");
+            entry["expect"] = expect;
+            out["arrays"].push_back(entry);
+        }
+        zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
+        const auto r = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                                   " verify " + zxtest::quote(dir.str()));
+        CHECK_MESSAGE(r.status == 0, r.output);
+        MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+    }
+
+    TEST_CASE("zarrxt updates zarr-python's arrays in place and zarr-python reads the result")
+    {
+        if (!zxtest::python_has_zarr())
+        {
+            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
+        }
+        const auto& py = python_written();
+        REQUIRE(py.result.status == 0);
+        zxtest::temp_dir dir("zarrxt-py-update");
+        const zx::json out = zi::update_in_place(py.dir.path(), py.manifest, dir.path());
+        zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
+        const auto r = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                                   " verify " + zxtest::quote(dir.str()));
+        CHECK_MESSAGE(r.status == 0, r.output);
+        MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+    }
+
+    TEST_CASE("float16 fill values round once, to the nearest binary16, as zarr-python reads them")
+    {
+        if (!zxtest::python_has_zarr())
+        {
+            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
+        }
+        // JSON numbers just past a binary16 rounding tie. Rounded to float first they land exactly
+        // on the tie, which then goes to the even neighbour: the wrong one. zarr-python (numpy)
+        // rounds the double once. zarr-python itself writes exact binary16 values, but any writer
+        // may put the user's double in the metadata.
+        const char* fills[] = {
+            "1.0004882812500009",    // 1 + 2^-11 + 2^-50: 0x3c01, not 0x3c00
+            "-1.0004882812500009",   // its negative: 0xbc01
+            "2.980232327587373e-08", // 2^-25 + 2^-50: the smallest subnormal 0x0001, not 0
+            "1.0004882812500000",    // an exact tie: even, 0x3c00 (the control)
+        };
+        zxtest::temp_dir dir("zarrxt-f16-fill");
+        zx::filesystem_store store{dir.str()};
+        for (std::size_t i = 0; i < std::size(fills); ++i)
+        {
+            INFO("fill_value ", std::string(fills[i]));
+            const std::string name = "f" + std::to_string(i);
+            zxtest::write_file(
+                dir.path() / name / ".zarray",
+                std::string(R"({"chunks": [4], "compressor": null, "dtype": "<f2", "fill_value": )") +
+                    fills[i] + R"(, "filters": null, "order": "C", "shape": [4], "zarr_format": 2})");
+            const auto r = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                                       " dump " + zxtest::quote((dir.path() / name).string()));
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+            std::string got;
+            try
+            {
+                const auto v = zx::open<zx::float16, 1>(store, name).read();
+                zi::append_le(got, v.data(), v.size());
+            }
+            catch (const zx::error& e)
+            {
+                FAIL_CHECK(e.what());
+            }
+            CHECK(zi::hex(got) + "\n" == r.output);
+        }
+    }
+
+    TEST_CASE("committed zarr-python v2 fixtures (tests/data/v2) read without Python")
+    {
+        const std::filesystem::path root =
+            std::filesystem::path(zxtest::env("ZARRXT_SOURCE_DIR")) / "tests" / "data" / "v2";
+        REQUIRE_MESSAGE(std::filesystem::exists(root / "manifest.json"),
+                        "the fixtures are part of the repository: " << root.string());
+        const zx::json manifest = zi::read_json(root / "manifest.json");
+        zi::check_manifest_arrays(root, manifest);
+        // Values stated here, independent of every generator.
+        zx::filesystem_store store{(root / "arrays").string()};
+        {
+            auto a = zx::open<std::int16_t, 3>(store, "int16.be.gzip.F.slash");
+            const auto v = a.read({{0, 0, 0}, {1, 1, 2}});
+            // seed 1: k = 7919 and 7920, top 16 bits of k * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+            // (mod 2^64) are 0x993a and 0x3771.
+            CHECK(v(0, 0, 0) == -26310);
+            CHECK(v(0, 0, 1) == 14193);
+        }
+        {
+            auto a = zx::open<float, 2>(store, "float32.le.zlib.C.dot.nan");
+            const auto v = a.read({{0, 2}, {2, 1}});
+            // [0, 2] was never written: the NaN fill value; [1, 2] is flat index 9 of seed 2, so
+            // k = 15847, r = (37 k mod 2001) - 1000 = -954 and the value is float(-954 / 7).
+            CHECK(std::bit_cast<std::uint32_t>(v(0, 0)) == 0x7fc00000u);
+            CHECK(std::bit_cast<std::uint32_t>(v(1, 0)) == 0xc3084925u);
+        }
+    }
+}

@@ -1,0 +1,279 @@
+// Zarr v3 interoperability with zarrita.js 0.7.5, in both directions: zarrita writes a matrix of
+// arrays (tests/peers/zarrita_peer.mjs) that zarrxt reads value for value, whole and in
+// sub-regions; zarrxt writes the same matrix, plus sharded and zstd-checksum variants that
+// zarrita cannot write, and zarrita reads every value back; zarrxt also updates zarrita's arrays
+// in place. What zarrita cannot encode is listed in the peer's header comment.
+#include "interop.hpp"
+
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace zi = zxtest::interop;
+namespace zx = zarrxt;
+
+namespace
+{
+
+std::string zarrita_peer_script()
+{
+    return zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/zarrita_peer.mjs";
+}
+
+/// Node.js from $PATH (Debian installs it as /usr/bin/node), or "" when there is none.
+std::string node_program()
+{
+    std::stringstream path(zxtest::env("PATH", "/usr/bin"));
+    std::string dir;
+    while (std::getline(path, dir, ':'))
+    {
+        const auto p = std::filesystem::path(dir.empty() ? "." : dir) / "node";
+        if (::access(p.c_str(), X_OK) == 0)
+        {
+            return p.string();
+        }
+    }
+    return {};
+}
+
+/// Why the zarrita peer cannot run here, or "" when it can.
+std::string zarrita_missing()
+{
+    if (node_program().empty())
+    {
+        return "Node.js is not installed";
+    }
+    const std::string nm = zxtest::env("ZARRXT_NODE_MODULES");
+    if (nm.empty() || !std::filesystem::exists(std::filesystem::path(nm) / "zarrita" / "package.json"))
+    {
+        return "zarrita is not installed in $ZARRXT_NODE_MODULES (scripts/test installs it)";
+    }
+    return {};
+}
+
+std::string peer_command(const std::string& verb, const std::string& dir)
+{
+    return "ZARRXT_NODE_MODULES=" + zxtest::quote(zxtest::env("ZARRXT_NODE_MODULES")) + " " +
+           zxtest::quote(node_program()) + " " + zxtest::quote(zarrita_peer_script()) + " " + verb + " " +
+           zxtest::quote(dir);
+}
+
+/// The matrix zarrita writes, generated once per process and shared by the test cases.
+struct zarrita_output
+{
+    zxtest::temp_dir dir{"zarrxt-zarrita-write"};
+    zxtest::command_result result;
+    zx::json manifest;
+};
+
+const zarrita_output& zarrita_written()
+{
+    static const std::unique_ptr<zarrita_output> out = []
+    {
+        auto o = std::make_unique<zarrita_output>();
+        o->result = zxtest::run(peer_command("write", o->dir.str()));
+        if (o->result.status == 0)
+        {
+            o->manifest = zi::read_json(o->dir.path() / "manifest.json");
+        }
+        return o;
+    }();
+    return *out;
+}
+
+zx::v3_options v3_options_for(const zx::json& e)
+{
+    zx::v3_options o;
+    o.shape = zi::to_shape(e.at("shape"));
+    o.chunk_shape = zi::to_shape(e.at("chunks"));
+    o.codecs.clear();
+    for (const auto& c : e.at("codecs"))
+    {
+        o.codecs.emplace_back(c.at("name").get<std::string>(), c.value("configuration", zx::json::object()));
+    }
+    o.fill_value = zx::scalar::from_json(e.at("fill_value"));
+    const auto& key = e.at("chunk_key_encoding");
+    o.v2_chunk_key_encoding = key.at("name") == "v2";
+    o.separator = key.at("configuration").at("separator").get<std::string>()[0];
+    return o;
+}
+
+/// A sharded variant of a manifest entry, inner chunks encoded with the entry's codecs and the
+/// index at the end (the only place zarrita looks). Two flavours alternate: shards of twice the
+/// chunk shape with the default index codecs (bytes + crc32c), and shards of three times the
+/// chunk shape with a big-endian index without crc32c. Either way the outer edge is ragged, so
+/// shards hold inner chunks that lie wholly outside the array, and partly written arrays have
+/// missing shards and (with the larger shards) missing inner chunks in a stored shard.
+zx::json sharded_entry(const zx::json& e, bool index_with_crc)
+{
+    const std::uint64_t factor = index_with_crc ? 2 : 3;
+    zx::json s = e;
+    s["name"] = e.at("name").get<std::string>() + (index_with_crc ? ".sharded" : ".sharded-nocrc");
+    zx::json shard_shape = zx::json::array();
+    for (const auto& c : e.at("chunks"))
+    {
+        shard_shape.push_back(factor * c.get<std::uint64_t>());
+    }
+    s["chunks"] = shard_shape;
+    s["read_chunks"] = e.at("chunks"); // zarrita reports the inner chunk shape of sharded arrays
+    zx::json index_codecs =
+        index_with_crc ? zx::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                          {{"name", "crc32c"}}})
+                       : zx::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "big"}}}}});
+    s["codecs"] = zx::json::array({{{"name", "sharding_indexed"},
+                                    {"configuration",
+                                     {{"chunk_shape", e.at("chunks")},
+                                      {"codecs", e.at("codecs")},
+                                      {"index_codecs", index_codecs},
+                                      {"index_location", "end"}}}}});
+    s.erase("expected");
+    s.erase("digest");
+    return s;
+}
+
+/// The entry with zstd's content checksum switched on (zarrita cannot write those frames; its
+/// decoder must accept them), or nullopt when the entry does not use zstd.
+std::optional<zx::json> zstd_checksum_entry(const zx::json& e)
+{
+    zx::json s = e;
+    bool found = false;
+    for (auto& c : s["codecs"])
+    {
+        if (c.at("name") == "zstd")
+        {
+            c["configuration"]["checksum"] = true;
+            found = true;
+        }
+    }
+    if (!found)
+    {
+        return std::nullopt;
+    }
+    s["name"] = e.at("name").get<std::string>() + ".zstdsum";
+    s.erase("expected");
+    s.erase("digest");
+    return s;
+}
+
+} // namespace
+
+TEST_SUITE("interop")
+{
+    TEST_CASE("zarrita v3 arrays read by zarrxt, whole and in sub-regions")
+    {
+        if (const auto why = zarrita_missing(); !why.empty())
+        {
+            ZX_SKIP(why);
+        }
+        const auto& z = zarrita_written();
+        INFO(z.result.output);
+        REQUIRE(z.result.status == 0);
+        zi::check_manifest_arrays(z.dir.path(), z.manifest);
+    }
+
+    TEST_CASE("zarrxt hash agrees with the SHA-256 of zarrita's bytes")
+    {
+        if (const auto why = zarrita_missing(); !why.empty())
+        {
+            ZX_SKIP(why);
+        }
+        const std::string tool = zxtest::env("ZARRXT_TOOL");
+        if (tool.empty() || !std::filesystem::exists(tool))
+        {
+            ZX_SKIP("the zarrxt tool is not built (meson option tools=false)");
+        }
+        const auto& z = zarrita_written();
+        REQUIRE(z.result.status == 0);
+        for (const auto& e : z.manifest.at("arrays"))
+        {
+            const std::string name = e.at("name").get<std::string>();
+            INFO("array ", name);
+            const auto r = zxtest::run(zxtest::quote(tool) + " hash " +
+                                       zxtest::quote((z.dir.path() / "arrays" / name).string()));
+            CHECK_MESSAGE(r.status == 0, r.output);
+            CHECK(r.output == e.at("digest").get<std::string>() + "\n");
+        }
+    }
+
+    TEST_CASE("zarrxt writes the same v3 matrix, plus sharded variants, and zarrita verifies it")
+    {
+        if (const auto why = zarrita_missing(); !why.empty())
+        {
+            ZX_SKIP(why);
+        }
+        const auto& z = zarrita_written();
+        REQUIRE(z.result.status == 0);
+        std::vector<zx::json> entries;
+        std::size_t i = 0;
+        for (const auto& e : z.manifest.at("arrays"))
+        {
+            zx::json plain = e;
+            plain.erase("expected");
+            plain.erase("digest");
+            entries.push_back(plain);
+            const auto shape = zi::to_shape(e.at("shape"));
+            // Every third array, and every partly written one, again as a sharded array.
+            if (!shape.empty() && zi::product(shape) > 0 && (i % 3 == 0 || !e.at("written").is_null()))
+            {
+                entries.push_back(sharded_entry(e, (i / 3) % 2 == 0));
+            }
+            if (auto z = zstd_checksum_entry(e))
+            {
+                entries.push_back(*z);
+            }
+            ++i;
+        }
+        zxtest::temp_dir dir("zarrxt-zarrita-verify");
+        zx::filesystem_store store{(dir.path() / "arrays").string()};
+        zx::json out = {{"writer", "zarrxt"}, {"arrays", zx::json::array()}};
+        std::size_t sharded = 0;
+        for (const auto& e : entries)
+        {
+            const std::string name = e.at("name").get<std::string>();
+            INFO("array ", name);
+            try
+            {
+                const zx::v3_options o = v3_options_for(e);
+                zi::with_type(zi::dtype_named(e.at("dtype").get<std::string>()),
+                              [&](auto t)
+                              {
+                                  using T = typename decltype(t)::type;
+                                  zi::with_rank(o.shape.size(),
+                                                [&](auto n)
+                                                {
+                                                    auto a = zx::create<T, n.value>(store, name, o);
+                                                    zi::write_formula(a, e);
+                                                });
+                              });
+            }
+            catch (const zx::error& err)
+            {
+                FAIL_CHECK("zarrxt could not write the array: " << err.what());
+                continue;
+            }
+            sharded += e.contains("read_chunks") ? 1 : 0;
+            out["arrays"].push_back(e);
+        }
+        CHECK(sharded >= 20);
+        zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
+        const auto r = zxtest::run(peer_command("verify", dir.str()));
+        CHECK_MESSAGE(r.status == 0, r.output);
+        MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+    }
+
+    TEST_CASE("zarrxt updates zarrita's arrays in place and zarrita reads the result")
+    {
+        if (const auto why = zarrita_missing(); !why.empty())
+        {
+            ZX_SKIP(why);
+        }
+        const auto& z = zarrita_written();
+        REQUIRE(z.result.status == 0);
+        zxtest::temp_dir dir("zarrxt-zarrita-update");
+        const zx::json out = zi::update_in_place(z.dir.path(), z.manifest, dir.path());
+        zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
+        const auto r = zxtest::run(peer_command("verify", dir.str()));
+        CHECK_MESSAGE(r.status == 0, r.output);
+        MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+    }
+}
