@@ -240,9 +240,9 @@ TEST_SUITE("array")
         a.write({{1, 2}, {6, 6}}, v);
         CHECK(tensors_equal(a.read({{1, 2}, {6, 6}}), xt::xtensor<float, 2>(v)));
         CHECK_THROWS_WITH_AS(a.write({{0, 0}, {2, 2}}, xt::xtensor<float, 2>::from_shape({2, 3})),
-                             "[zarrxt.array.4] value has shape [2, 3], the region has extent [2, 2]", zx::array_error);
+                             "[zarrxt.array.4] value has shape [2, 3], the region has extent [2, 2] (key \"a\")", zx::array_error);
         CHECK_THROWS_WITH_AS(a.write({{8, 0}, {2, 2}}, xt::xtensor<float, 2>::from_shape({2, 2})),
-                             "[zarrxt.array.3] region offset [8, 0] extent [2, 2] is outside the array shape [9, 9]",
+                             "[zarrxt.array.3] region offset [8, 0] extent [2, 2] is outside the array shape [9, 9] (key \"a\")",
                              zx::array_error);
         CHECK_THROWS_AS(a.read({{~0ull, 0}, {2, 2}}), zx::array_error);
     }

@@ -121,6 +121,21 @@ private:
         return s;
     }
     void check_read(const region_type& r) const;
+    void check_write(const region_type& r) const;
+    /// Region and value errors name the array (its path, "/" for the root), as open() does.
+    template <class F>
+    void named(F&& f) const
+    {
+        try
+        {
+            f();
+        }
+        catch (error& e)
+        {
+            e.with_key(m_core->m_path.empty() ? std::string("/") : m_core->m_path);
+            throw;
+        }
+    }
     template <class Shape>
     void check_shape(const region_type& r, const Shape& shape) const;
 
@@ -229,8 +244,16 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::set_attributes(js
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::check_read(const region_type& r) const
 {
-    detail::check_region(r, m_core->m_meta.shape);
-    check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
+    named([&] {
+        detail::check_region(r, m_core->m_meta.shape);
+        check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
+    });
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::check_write(const region_type& r) const
+{
+    named([&] { detail::check_region(r, m_core->m_meta.shape); });
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -245,9 +268,11 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::check_shape(const
     if (!ok)
     {
         std::vector<std::uint64_t> got(shape.begin(), shape.end());
-        throw array_error(array_errc::shape_mismatch,
-                          "value has shape " + detail::format_extents(got.data(), got.size()) + ", the region has extent "
-                              + detail::format_extents(r.extent.data(), N));
+        named([&] {
+            throw array_error(array_errc::shape_mismatch, "value has shape " + detail::format_extents(got.data(), got.size())
+                                                              + ", the region has extent "
+                                                              + detail::format_extents(r.extent.data(), N));
+        });
     }
 }
 
@@ -323,7 +348,7 @@ template <class T, std::size_t N, class Codecs, class Store, class IndexCache, c
 template <class E>
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(const region_type& r, const xt::xexpression<E>& e)
 {
-    detail::check_region(r, m_core->m_meta.shape);
+    check_write(r);
     const E& expr = e.derived_cast();
     check_shape(r, expr.shape());
     using V = std::decay_t<typename E::value_type>;
@@ -344,7 +369,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(const regio
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(const region_type& r, const T* data)
 {
-    detail::check_region(r, m_core->m_meta.shape);
+    check_write(r);
     kernel::strides_t<N> strides{};
     std::int64_t acc = 1;
     for (std::size_t d = N; d-- > 0;)

@@ -40,7 +40,18 @@ namespace detail
 template <readable_store S>
 std::optional<json> read_document(const S& s, const std::string& key, const limit_values& limits)
 {
-    auto res = s.read(key, byte_range::all(), limits.max_metadata_bytes);
+    std::optional<read_result> res;
+    try
+    {
+        res = s.read(key, byte_range::all(), limits.max_metadata_bytes);
+    }
+    catch (const limit_exceeded& e)
+    {
+        // The store names its cap generically; this read is capped by the metadata limit.
+        limit_exceeded m("max_metadata_bytes", e.value(), e.limit());
+        m.with_key(key);
+        throw m;
+    }
     if (!res)
     {
         return std::nullopt;
@@ -70,7 +81,7 @@ void check_pre_final_draft(const S& s, const std::string& path, const limit_valu
     {
         if (auto root = read_document(s, "zarr.json", limits); root && is_pre_final_v3_document(*root))
         {
-            throw_pre_final_draft();
+            with_key_context("zarr.json", [] { throw_pre_final_draft(); });
         }
     }
     catch (const metadata_error& e)
@@ -80,10 +91,18 @@ void check_pre_final_draft(const S& s, const std::string& path, const limit_valu
             throw;
         }
     }
-    if (s.stat("meta/root.group.json") || (!path.empty() && (s.stat("meta/root/" + path + ".array.json")
-                                                               || s.stat("meta/root/" + path + ".group.json"))))
+    std::vector<std::string> draft_keys{"meta/root.group.json"};
+    if (!path.empty())
     {
-        throw_pre_final_draft();
+        draft_keys.push_back("meta/root/" + path + ".array.json");
+        draft_keys.push_back("meta/root/" + path + ".group.json");
+    }
+    for (const auto& k : draft_keys)
+    {
+        if (s.stat(k))
+        {
+            with_key_context(k, [] { throw_pre_final_draft(); });
+        }
     }
 }
 

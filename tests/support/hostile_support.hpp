@@ -88,12 +88,14 @@ std::optional<E> expect_error(F&& f, std::string_view id, std::string_view key)
     }
     catch (const zx::error& e)
     {
-        FAIL_CHECK("expected [" << id << "] for key \"" << key << "\", got another zarrxt error: " << e.what());
+        FAIL_CHECK("expected [" << id << "] for key \"" << key
+                                << "\", got another zarrxt error: " << std::string(e.what()));
         return std::nullopt;
     }
     catch (const std::exception& e)
     {
-        FAIL_CHECK("expected [" << id << "] for key \"" << key << "\", got a non-zarrxt exception: " << e.what());
+        FAIL_CHECK("expected [" << id << "] for key \"" << key
+                                << "\", got a non-zarrxt exception: " << std::string(e.what()));
         return std::nullopt;
     }
     FAIL_CHECK("expected [" << id << "] for key \"" << key << "\", but nothing was thrown");
@@ -102,10 +104,11 @@ std::optional<E> expect_error(F&& f, std::string_view id, std::string_view key)
 
 /// ZX_EXPECT_ERROR(Type, "zarrxt.codec.4", "a/c/0/0", expression...): the expression comes last so
 /// that template argument lists and braced regions need no extra parentheses.
-#define ZX_EXPECT_ERROR(E, id, key, ...)                                                                      \
-    [&] {                                                                                                     \
-        INFO("expression: " #__VA_ARGS__);                                                                    \
-        return ::zxhostile::expect_error<E>([&] { (void)(__VA_ARGS__); }, id, key);                           \
+#define ZX_EXPECT_ERROR(E, id, key, ...)                                                                     \
+    [&]                                                                                                      \
+    {                                                                                                        \
+        INFO("expression: " #__VA_ARGS__);                                                                   \
+        return ::zxhostile::expect_error<E>([&] { (void)(__VA_ARGS__); }, id, key);                          \
     }()
 
 /// Runs `f` and reports the outcome as one line: "ok", "<id> <key>" for a zarrxt error, or a
@@ -263,12 +266,6 @@ std::optional<std::uint64_t> peak_rss_growth(F&& f)
     f();
     const long peak = status_kib("VmHWM");
     return peak > before ? static_cast<std::uint64_t>(peak - before) * 1024 : 0;
-}
-
-/// True under ASan/UBSan builds (the meson option sanitize_tests sets ZARRXT_SANITIZE=1).
-inline bool sanitized()
-{
-    return zxtest::env("ZARRXT_SANITIZE", "0") == "1";
 }
 
 /***********************

@@ -137,6 +137,11 @@ inline std::size_t blosc::checked_size(mutable_byte_view in) const
     std::size_t cbytes = 0;
     std::size_t block = 0;
     blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &block);
+    if (cbytes < BLOSC_MIN_HEADER_LENGTH)
+    {
+        // c-blosc reports every size as 0 for a header it cannot read (an unknown format version).
+        throw codec_error(codec_errc::corrupt_stream, name, "invalid blosc header");
+    }
     if (cbytes != in.size())
     {
         throw codec_error(cbytes > in.size() ? codec_errc::truncated : codec_errc::trailing_bytes, name,

@@ -239,6 +239,11 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
     index_ctx.chunk_shape.push_back(2);
     index_ctx.fill = fill_value::of(shard_index::missing);
     index_ctx.limits = ctx.limits;
+    // The index has its own cap: check it before binding the index chain (16 bytes per entry
+    // decoded), and hold the chain's codecs, whose decoded size is the index, to that cap.
+    check_limit("max_shard_index_bytes", zarrxt::detail::checked_mul(s.m_count, 16, "shard index bytes"),
+                ctx.limits.max_shard_index_bytes);
+    index_ctx.limits.max_chunk_bytes = ctx.limits.max_shard_index_bytes;
     s.m_index_chain = IndexChain::from_specs(detail::parse_codec_list(*index_codecs, "index_codecs"), index_ctx);
     auto fixed = s.m_index_chain.fixed_encoded_size();
     if (!fixed)
@@ -302,6 +307,7 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
     {
         e.with_key(key);
         e.within_stage("sharding_indexed/index");
+        e.with_range(m_at_end ? object_size - m_index_size : 0, m_index_size);
         throw;
     }
     zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()), array_view::c_strides(v.shape),
@@ -750,6 +756,7 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out,
             }
             continue;
         }
+        check_limit("max_chunk_bytes", m_inner_bytes, ctx.limits.max_chunk_bytes);
         chunk.resize_discard(m_inner_bytes);
         if (!covered && has_old)
         {

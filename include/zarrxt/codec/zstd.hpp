@@ -50,7 +50,8 @@ inline ZSTD_CCtx* zstd_thread_cctx()
 
 /// Sum of the content sizes of the frames in `in`: ZSTD_CONTENTSIZE_UNKNOWN when a frame does not
 /// record it, ZSTD_CONTENTSIZE_ERROR when `in` is not a sequence of complete frames.
-inline unsigned long long zstd_declared_size(byte_view in) noexcept
+/// `complete`, when given, receives the length of the prefix made of complete frames.
+inline unsigned long long zstd_declared_size(byte_view in, std::size_t* complete = nullptr) noexcept
 {
     unsigned long long total = 0;
     bool unknown = false;
@@ -76,6 +77,10 @@ inline unsigned long long zstd_declared_size(byte_view in) noexcept
             return ZSTD_CONTENTSIZE_ERROR;
         }
         pos += frame;
+        if (complete != nullptr)
+        {
+            *complete = pos;
+        }
     }
     if (in.empty())
     {
@@ -175,7 +180,13 @@ public:
         {
             throw limit_exceeded("max_chunk_bytes", *hint.exact, hint.max);
         }
-        const unsigned long long declared = zarrxt::detail::zstd_declared_size(in);
+        std::size_t complete = 0;
+        const unsigned long long declared = zarrxt::detail::zstd_declared_size(in, &complete);
+        if (declared == ZSTD_CONTENTSIZE_ERROR && complete != 0 && !starts_frame(in.subspan(complete)))
+        {
+            throw codec_error(codec_errc::trailing_bytes, name,
+                              std::to_string(in.size() - complete) + " bytes follow the last zstd frame");
+        }
         if (declared == ZSTD_CONTENTSIZE_ERROR)
         {
             throw codec_error(in.size() < 8 ? codec_errc::truncated : codec_errc::corrupt_stream, name,
@@ -212,12 +223,25 @@ public:
     }
 
 private:
+    /// True when `in` begins with a zstd or skippable frame magic number.
+    static bool starts_frame(byte_view in) noexcept
+    {
+        if (in.size() < 4)
+        {
+            return false;
+        }
+        const std::uint32_t m = zarrxt::detail::load_le32(in.data());
+        return m == 0xFD2FB528u || (m & 0xFFFFFFF0u) == 0x184D2A50u;
+    }
+
     static mutable_byte_view decode_streaming(mutable_byte_view in, buffer& out, const decode_hint& hint,
                                               std::size_t cap, ZSTD_DCtx* dctx)
     {
         ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-        // One byte beyond the cap makes "too much output" observable.
-        std::size_t size = hint.exact ? cap + 1 : std::min(cap + 1, std::max<std::size_t>(in.size() * 4, 1 << 16));
+        // One byte beyond the cap makes "too much output" observable (saturating: a cap of
+        // SIZE_MAX means "no cap", not "no room").
+        const std::size_t room = cap < SIZE_MAX ? cap + 1 : cap;
+        std::size_t size = hint.exact ? room : std::min(room, std::max<std::size_t>(in.size() * 4, 1 << 16));
         out.resize_discard(size);
         ZSTD_inBuffer ib{in.data(), in.size(), 0};
         ZSTD_outBuffer ob{out.data(), out.size(), 0};
@@ -240,7 +264,7 @@ private:
             }
             if (ob.pos == ob.size)
             {
-                out.resize(std::min(cap + 1, out.size() * 2));
+                out.resize(std::min(room, out.size() * 2));
                 ob.dst = out.data();
                 ob.size = out.size();
                 continue;

@@ -93,14 +93,19 @@ public:
         m.dtype = dtype;
         m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2 : chunk_key_encoding::kind::default_,
                           o.separator};
-        m.fill = o.fill_value.empty() ? fill_value{} : parse_fill_value(o.fill_value.to_json(), dtype, 3);
+        // Errors name the document being created, as open() names the one it reads.
+        const std::string meta_key = join_key(p, "zarr.json");
+        m.fill = o.fill_value.empty() ? fill_value{}
+                                      : with_key_context(meta_key, [&] { return parse_fill_value(o.fill_value.to_json(), dtype, 3); });
         m.codecs = o.codecs;
         m.dimension_names = o.dimension_names;
         m.attributes = o.attributes;
         check_create_args(m, o.separator, '/', '.');
-        json doc = make_v3_array_document(m);
-        array_metadata parsed = parse_v3_array(doc); // the same validation a reader applies
-        auto core = prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
+        auto core = with_key_context(meta_key, [&] {
+            json doc = make_v3_array_document(m);
+            array_metadata parsed = parse_v3_array(doc); // the same validation a reader applies
+            return prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
+        });
         // Write the codec configurations as the bound codecs state them (defaults filled in).
         json codecs = json::array();
         for (const auto& s : core->m_chain.specs())
@@ -139,9 +144,11 @@ public:
         json doc = with_key_context(join_key(p, ".zarray"), [&] {
             return make_v2_array_document(o.shape, o.chunks, dtype, f, layout);
         });
-        array_metadata parsed = parse_v2_array(doc);
-        parsed.attributes = o.attributes;
-        auto core = prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
+        auto core = with_key_context(join_key(p, ".zarray"), [&] {
+            array_metadata parsed = parse_v2_array(doc);
+            parsed.attributes = o.attributes;
+            return prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
+        });
         core->m_write_empty_chunks = o.write_empty_chunks;
         ensure_parent_groups(store, p, 2, core->m_lv);
         write_array_metadata(store, p, core->m_meta);

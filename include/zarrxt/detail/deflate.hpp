@@ -185,7 +185,8 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
     // Accept at most `limit` bytes; the buffer has one byte more so that "too long" is detectable
     // without a probe call.
     const std::size_t limit = cap;
-    out.resize_discard(b.exact ? limit + 1 : std::min(guess, limit) + 1);
+    const std::size_t room = limit < SIZE_MAX ? limit + 1 : limit; // SIZE_MAX means no cap, not no room
+    out.resize_discard(b.exact ? room : std::min(guess + 1, room));
     std::size_t in_pos = 0;
     std::size_t out_pos = 0;
     while (true)
@@ -226,7 +227,7 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
         {
             if (out_pos == out.size())
             {
-                out.resize(std::min(limit + 1, out.size() * 2));
+                out.resize(std::min(room, out.size() * 2));
                 continue;
             }
             if (in_pos == in.size() || r == Z_BUF_ERROR)

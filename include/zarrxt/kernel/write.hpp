@@ -108,6 +108,14 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
             return;
         }
 
+        // A chunk above the cap could not be read back; refuse it before allocating for it.
+        if (chunk_bytes > core.m_lv.max_chunk_bytes)
+        {
+            limit_exceeded e("max_chunk_bytes", chunk_bytes, core.m_lv.max_chunk_bytes);
+            e.with_key(key);
+            throw e;
+        }
+
         // Is the chunk's data one contiguous C-ordered block of the source?
         bool direct = covered && fully_in;
         for (std::size_t d = 0; direct && d < N; ++d)

@@ -21,7 +21,12 @@ namespace zarrxt
 /// Parse a metadata document; `what` names it in errors (e.g. the key "a/zarr.json").
 inline json parse_document(byte_view bytes, const limit_values& limits, std::string_view what)
 {
-    check_limit("max_metadata_bytes", bytes.size(), limits.max_metadata_bytes);
+    if (bytes.size() > limits.max_metadata_bytes)
+    {
+        limit_exceeded e("max_metadata_bytes", bytes.size(), limits.max_metadata_bytes);
+        e.with_key(what);
+        throw e;
+    }
     const std::uint64_t max_depth = limits.max_json_depth;
     // The callback sees each nesting level as it opens, so a deeply nested hostile document
     // is stopped before the parser recurses further.

@@ -345,9 +345,11 @@ void parse_integer(const json& j, dtype_id dtype, std::byte* out)
     else if (j.is_number_float())
     {
         // Some writers store 0.0 for integer arrays; accept exactly integral values in range.
+        // max() of a 64-bit type rounds up to 2^63 / 2^64 as a double: compare with the exact
+        // exclusive bound 2^digits instead, so that the conversion below is always defined.
         const double d = j.get<double>();
-        if (!(d == std::floor(d)) || d < static_cast<double>(std::numeric_limits<I>::min())
-            || d > static_cast<double>(std::numeric_limits<I>::max()))
+        const double upper = std::ldexp(1.0, std::numeric_limits<I>::digits);
+        if (!(d == std::floor(d)) || d < static_cast<double>(std::numeric_limits<I>::min()) || d >= upper)
         {
             bad_fill(j, dtype, "not an integer in range");
         }

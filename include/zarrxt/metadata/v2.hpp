@@ -106,9 +106,31 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
 inline json raise_to_v2_compressor(const codec_spec& s)
 {
     const json& cfg = s.configuration;
+    if (!cfg.is_object())
+    {
+        throw metadata_error(metadata_errc::invalid_codec_config, s.name + ": configuration must be an object");
+    }
+    // The spec comes from the caller's options: wrong JSON types are a codec configuration error,
+    // not a JSON library exception.
+    auto bad = [&](const char* k, const char* what) {
+        throw metadata_error(metadata_errc::invalid_codec_config,
+                             s.name + ": \"" + k + "\" must be " + what + ", got " + cfg[k].dump());
+    };
     auto get_int = [&](const char* k, std::int64_t def) {
         auto it = cfg.find(k);
+        if (it != cfg.end() && !it->is_number_integer())
+        {
+            bad(k, "an integer");
+        }
         return it == cfg.end() ? def : it->get<std::int64_t>();
+    };
+    auto get_string = [&](const char* k, const char* def) {
+        auto it = cfg.find(k);
+        if (it != cfg.end() && !it->is_string())
+        {
+            bad(k, "a string");
+        }
+        return it == cfg.end() ? std::string(def) : it->get<std::string>();
     };
     if (s.name == "zlib" || s.name == "gzip")
     {
@@ -117,6 +139,10 @@ inline json raise_to_v2_compressor(const codec_spec& s)
     if (s.name == "zstd")
     {
         json j = {{"id", "zstd"}, {"level", get_int("level", 3)}};
+        if (cfg.contains("checksum") && !cfg["checksum"].is_boolean())
+        {
+            bad("checksum", "true or false");
+        }
         if (cfg.contains("checksum") && cfg["checksum"].get<bool>())
         {
             j["checksum"] = true;
@@ -126,9 +152,9 @@ inline json raise_to_v2_compressor(const codec_spec& s)
     if (s.name == "blosc")
     {
         return {{"id", "blosc"},
-                {"cname", cfg.value("cname", std::string("lz4"))},
+                {"cname", get_string("cname", "lz4")},
                 {"clevel", get_int("clevel", 5)},
-                {"shuffle", blosc_shuffle_number(cfg.value("shuffle", std::string("shuffle")))},
+                {"shuffle", blosc_shuffle_number(get_string("shuffle", "shuffle"))},
                 {"blocksize", get_int("blocksize", 0)}};
     }
     if (s.name == "numcodecs.lz4")

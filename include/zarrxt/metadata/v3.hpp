@@ -25,8 +25,10 @@ inline bool is_pre_final_v3_document(const json& doc)
     {
         return false;
     }
+    // The draft's entry point names its protocol by URL; any other string is just a bad version.
     auto it = doc.find("zarr_format");
-    return it != doc.end() && it->is_string();
+    return it != doc.end() && it->is_string()
+           && it->get_ref<const std::string&>().rfind("https://purl.org/zarr/spec/protocol/core/3", 0) == 0;
 }
 
 [[noreturn]] inline void throw_pre_final_draft()

@@ -284,7 +284,8 @@ inline std::optional<object_info> filesystem_store::read_to(std::string_view key
                                                             buffer& out) const
 {
     const auto p = path_of(key);
-    detail::fd_guard f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+    // O_NONBLOCK: a FIFO planted at a key must not block open() (no effect on regular files).
+    detail::fd_guard f{::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
     if (f.fd < 0)
     {
         if (errno == ENOENT || errno == ENOTDIR)
@@ -322,7 +323,7 @@ inline std::optional<object_info> filesystem_store::read_into(std::string_view k
                                                               mutable_byte_view dest) const
 {
     const auto p = path_of(key);
-    detail::fd_guard f{::open(p.c_str(), O_RDONLY | O_CLOEXEC)};
+    detail::fd_guard f{::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
     if (f.fd < 0)
     {
         if (errno == ENOENT || errno == ENOTDIR)

@@ -1,0 +1,134 @@
+// Concurrency between processes: writers of disjoint, shard-aligned regions lose nothing with no
+// coordination; writers sharing shards lose nothing when the filesystem store takes advisory
+// inter-process locks (process_locking::advisory). Threads of one process are covered in
+// test_array.cpp and test_sharding.cpp.
+#include "array_support.hpp"
+
+#include <xtensor/xview.hpp>
+
+#include <sys/wait.h>
+
+namespace zx = zarrxt;
+
+namespace
+{
+
+/// Fork `n` children running `f(i)`; returns how many exited with status 0.
+template <class F>
+int run_processes(int n, F&& f)
+{
+    std::vector<pid_t> pids;
+    for (int i = 0; i < n; ++i)
+    {
+        const pid_t pid = ::fork();
+        REQUIRE(pid >= 0);
+        if (pid == 0)
+        {
+            int rc = 0;
+            try
+            {
+                f(i);
+            }
+            catch (const std::exception& e)
+            {
+                std::fprintf(stderr, "child %d: %s\n", i, e.what());
+                rc = 1;
+            }
+            ::_exit(rc);
+        }
+        pids.push_back(pid);
+    }
+    int ok = 0;
+    for (pid_t pid : pids)
+    {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        ok += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : 0;
+    }
+    return ok;
+}
+
+} // namespace
+
+TEST_SUITE("concurrency")
+{
+    TEST_CASE("processes writing disjoint shard-aligned regions lose nothing")
+    {
+        zxtest::temp_dir dir;
+        {
+            zx::filesystem_store s(dir.path());
+            zx::create<std::uint16_t, 2>(s, "a", zx::v3_options{.shape = {64, 64}, .chunk_shape = {16, 64},
+                                                                .codecs = {zx::sharded({8, 8})}});
+        }
+        constexpr int procs = 4;
+        // Process p writes shard row p, in many small writes (each a read-modify-write of its shard).
+        const int ok = run_processes(procs, [&](int p) {
+            zx::filesystem_store s(dir.path());
+            auto a = zx::open<std::uint16_t, 2>(s, "a");
+            for (std::uint64_t r = 0; r < 16; ++r)
+            {
+                for (std::uint64_t c = 0; c < 64; c += 8)
+                {
+                    auto v = xt::xtensor<std::uint16_t, 2>::from_shape({1, 8});
+                    v.fill(static_cast<std::uint16_t>(1000 * (p + 1) + r));
+                    a.write({{static_cast<std::uint64_t>(p) * 16 + r, c}, {1, 8}}, v);
+                }
+            }
+        });
+        CHECK(ok == procs);
+        zx::filesystem_store s(dir.path());
+        const auto all = zx::open<std::uint16_t, 2>(s, "a").read();
+        int lost = 0;
+        for (std::size_t row = 0; row < 64; ++row)
+        {
+            for (std::size_t col = 0; col < 64; ++col)
+            {
+                lost += all(row, col) != 1000 * (row / 16 + 1) + row % 16 ? 1 : 0;
+            }
+        }
+        CHECK(lost == 0);
+    }
+
+    TEST_CASE("processes sharing shards lose nothing with advisory locking")
+    {
+        zxtest::temp_dir dir;
+        {
+            zx::filesystem_store s(dir.path());
+            zx::create<std::int32_t, 2>(s, "a", zx::v3_options{.shape = {32, 32}, .chunk_shape = {32, 32},
+                                                               .codecs = {zx::sharded({8, 8})}});
+        }
+        constexpr int procs = 4;
+        // Every process rewrites rows of the single shard; each row write is a read-modify-write of
+        // the whole shard, slowed down so that unlocked writers would overlap.
+        const int ok = run_processes(procs, [&](int p) {
+            zxtest::slow_store<zx::filesystem_store> s{
+                zx::filesystem_store(dir.path(), zx::durability::atomic, zx::process_locking::advisory),
+                std::chrono::microseconds(1500)};
+            auto a = zx::open<std::int32_t, 2>(s, "a");
+            for (std::uint64_t r = static_cast<std::uint64_t>(p); r < 32; r += procs)
+            {
+                auto v = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
+                v.fill(static_cast<std::int32_t>(r + 1));
+                a.write({{r, 0}, {1, 32}}, v);
+            }
+        });
+        CHECK(ok == procs);
+        zx::filesystem_store s(dir.path());
+        const auto all = zx::open<std::int32_t, 2>(s, "a").read();
+        int lost = 0;
+        for (std::size_t row = 0; row < 32; ++row)
+        {
+            for (std::size_t col = 0; col < 32; ++col)
+            {
+                lost += all(row, col) != static_cast<std::int32_t>(row + 1) ? 1 : 0;
+            }
+        }
+        CHECK(lost == 0);
+        // The lock file is bookkeeping, never a key.
+        CHECK(std::filesystem::exists(dir.path() / ".zarrxt-locks"));
+        for (const auto& k : s.list(""))
+        {
+            CHECK(k.find(".zarrxt-") == std::string::npos);
+        }
+    }
+}
