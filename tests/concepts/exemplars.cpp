@@ -1,0 +1,152 @@
+// Exemplars: the smallest user-written model of each policy concept, kept compiling by the test
+// suite and quoted by docs/concepts/*.md. Each is also used once so that it must work, not only
+// compile.
+#include "../support/array_support.hpp"
+
+namespace zx = zarrxt;
+
+//[exemplar_codec: a bytes->bytes codec that stores the chunk bit-inverted
+struct invert_codec
+{
+    using codec_kind = zx::codec::bytes_to_bytes_tag;
+    static constexpr std::string_view name = "example.invert";
+
+    static invert_codec from_json(const zx::json&, const zx::codec::codec_context&) { return {}; }
+    zx::json to_json() const { return zx::json::object(); }
+    std::optional<std::size_t> encoded_size(std::size_t n) const { return n; }
+    void encode(zx::byte_view in, zx::buffer& out) const
+    {
+        zx::buffer r(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i)
+            r.data()[i] = ~in[i];
+        out = std::move(r);
+    }
+    zx::mutable_byte_view decode(zx::mutable_byte_view in, zx::buffer&, const zx::codec::decode_hint& hint) const
+    {
+        if (hint.exact && *hint.exact != in.size())
+            throw zx::codec_error(zx::codec_errc::size_mismatch, name, "wrong size");
+        for (auto& b : in)
+            b = ~b;
+        return in;
+    }
+};
+static_assert(zx::codec::bytes_to_bytes_codec<invert_codec>);
+//]
+
+//[exemplar_store: a store that forwards to a memory_store (logging, remote access, ... go here)
+class forwarding_store
+{
+public:
+    std::optional<zx::read_result> read(std::string_view k, zx::byte_range r, std::uint64_t max) const { return m_s.read(k, r, max); }
+    std::optional<zx::object_info> stat(std::string_view k) const { return m_s.stat(k); }
+    void set(std::string_view k, zx::byte_view v) { m_s.set(k, v); }
+    bool erase(std::string_view k) { return m_s.erase(k); }
+    std::vector<std::string> list(std::string_view p) const { return m_s.list(p); }
+    std::vector<std::string> list_dir(std::string_view p) const { return m_s.list_dir(p); }
+    auto lock_key(std::string_view k) const { return m_s.lock_key(k); }
+
+private:
+    zx::memory_store m_s;
+};
+static_assert(zx::store_policy<forwarding_store>);
+//]
+
+//[exemplar_index_cache: keep the last index only
+class last_index_cache final : public zx::index_cache_base
+{
+public:
+    static constexpr bool per_operation = false;
+    zx::shard_index_ptr find(std::string_view key) override
+    {
+        std::lock_guard<std::mutex> g(m_mutex);
+        return key == m_key ? m_index : nullptr;
+    }
+    void insert(std::string_view key, zx::shard_index_ptr index) override
+    {
+        std::lock_guard<std::mutex> g(m_mutex);
+        m_key = key;
+        m_index = std::move(index);
+    }
+    void invalidate(std::string_view key) override
+    {
+        std::lock_guard<std::mutex> g(m_mutex);
+        if (key == m_key)
+            m_index = nullptr;
+    }
+    std::size_t cached_bytes() const override
+    {
+        std::lock_guard<std::mutex> g(m_mutex);
+        return m_index ? m_index->memory_bytes() : 0;
+    }
+
+private:
+    mutable std::mutex m_mutex;
+    std::string m_key;
+    zx::shard_index_ptr m_index;
+};
+static_assert(zx::index_cache_policy<last_index_cache>);
+//]
+
+//[exemplar_executor: run chunk tasks in reverse order on the calling thread
+struct reverse_executor
+{
+    std::size_t concurrency() const { return 1; }
+    template <class F>
+    void bulk(std::size_t n, F&& f) const
+    {
+        for (std::size_t i = n; i-- > 0;)
+            f(i, std::size_t{0});
+    }
+};
+static_assert(zx::executor_policy<reverse_executor>);
+//]
+
+//[exemplar_limits: small caps for an untrusted upload service
+struct upload_limits : zx::default_limits
+{
+    upload_limits()
+    {
+        max_metadata_bytes = 64 << 10;
+        max_chunk_bytes = 8 << 20;
+    }
+};
+static_assert(zx::limits_policy<upload_limits>);
+//]
+
+//[exemplar_dtype: a strong type stored as uint32
+enum class label : std::uint32_t
+{
+};
+template <>
+struct zarrxt::dtype_traits<label>
+{
+    static constexpr zarrxt::dtype_id id = zarrxt::dtype_id::uint32;
+};
+static_assert(zx::element_type<label>);
+//]
+
+TEST_SUITE("exemplars")
+{
+    TEST_CASE("every exemplar policy works in an array")
+    {
+        forwarding_store s;
+        using ex_array = zx::array<label, 1, zx::chain<zx::codec::bytes<>, invert_codec>, forwarding_store,
+                                   last_index_cache, reverse_executor, upload_limits>;
+        auto a = ex_array::create(s, "x", zx::v3_options{.shape = {6}, .chunk_shape = {4},
+                                                          .codecs = {zx::codec::bytes{}, invert_codec{}}});
+        xt::xtensor<label, 1> v = xt::xtensor<label, 1>::from_shape({6});
+        for (std::size_t i = 0; i < 6; ++i)
+            v(i) = static_cast<label>(i * 3);
+        a.write({{0}, {6}}, v);
+        auto raw = s.read("x/c/0", zx::byte_range::all(), 1 << 20);
+        REQUIRE(raw.has_value());
+        CHECK(raw->bytes.data()[0] == std::byte{0xff}); // stored inverted: ~0
+        auto r = ex_array::open(s, "x").read();
+        for (std::size_t i = 0; i < 6; ++i)
+            CHECK(static_cast<std::uint32_t>(r(i)) == i * 3);
+        // The limits policy applies: a 16 MiB chunk exceeds the 8 MiB cap at create.
+        CHECK_THROWS_AS(ex_array::create(s, "big", zx::v3_options{.shape = {1u << 22}, .chunk_shape = {1u << 22},
+                                                                   .codecs = {zx::codec::bytes{}, invert_codec{}}}),
+                        zx::limit_exceeded);
+    }
+}

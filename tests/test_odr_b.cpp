@@ -1,0 +1,7 @@
+// ODR check, part B (see test_odr_a.cpp).
+#include <zarrxt/zarrxt.hpp>
+
+float odr_b_read(zarrxt::memory_store& s)
+{
+    return zarrxt::open<float, 1>(s, "x").read({{2}, {1}})(0);
+}
