@@ -81,6 +81,31 @@ TEST_SUITE("sharding")
         }
     }
 
+    TEST_CASE("inner chunks that land contiguously are decoded straight into the destination")
+    {
+        zx::memory_store s;
+        // 1-D: every inner chunk is one block of the result; 2-D: inner chunks span whole rows.
+        auto a = zx::create<std::uint8_t, 1>(s, "a", zx::v3_options{.shape = {1000}, .chunk_shape = {400},
+                                                                     .codecs = {zx::sharded({50}, zx::default_v3_codecs())}});
+        const auto d1 = make_data<std::uint8_t, 1>({1000});
+        a.write({{0}, {1000}}, d1);
+        CHECK(tensors_equal(a.read(), d1));
+        CHECK(tensors_equal(a.read({{25}, {900}}), xt::view(d1, xt::range(25, 925))));
+        auto b = zx::create<std::int16_t, 2>(s, "b", zx::v3_options{.shape = {12, 8}, .chunk_shape = {12, 8},
+                                                                     .codecs = {zx::sharded({3, 8}, {zx::codec_spec("bytes", {{"endian", "big"}})})}});
+        const auto d2 = make_data<std::int16_t, 2>({12, 8});
+        b.write({{0, 0}, {12, 8}}, d2);
+        CHECK(tensors_equal(b.read(), d2));
+        // Bool data decoded in place is normalised too.
+        auto c = zx::create<bool, 1>(s, "c", zx::v3_options{.shape = {8}, .chunk_shape = {8},
+                                                             .codecs = {zx::sharded({4}, {zx::codec_spec("bytes")})}});
+        c.write({{0}, {8}}, xt::xtensor<bool, 1>{true, false, true, true, false, false, true, false});
+        auto shard = zx::get(s, "c/c/0");
+        shard->data()[0] = std::byte{7}; // inner chunk 0 starts at offset 0, uncompressed
+        s.set("c/c/0", shard->view());
+        CHECK(c.read() == xt::xtensor<bool, 1>{true, false, true, true, false, false, true, false});
+    }
+
     TEST_CASE("a read touching one inner chunk costs one index read and one payload read")
     {
         zx::memory_store s;

@@ -597,8 +597,17 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
             prev_end = std::max(prev_end, hits[k].offset + hits[k].nbytes);
             try
             {
-                const array_view v = m_inner_chain.decode(bytes, *ctx.scratch, ctx.limits);
-                sink.piece(v, origin_of(hits[k].linear));
+                const dims origin = origin_of(hits[k].linear);
+                const mutable_byte_view dest = sink.destination(origin, m_inner);
+                if (dest.size() == m_inner_bytes && m_inner_chain.decode_into(bytes, dest, *ctx.scratch, ctx.limits))
+                {
+                    sink.placed(dest); // decoded straight into the caller's array
+                }
+                else
+                {
+                    const array_view v = m_inner_chain.decode(bytes, *ctx.scratch, ctx.limits);
+                    sink.piece(v, origin);
+                }
             }
             catch (error& e)
             {

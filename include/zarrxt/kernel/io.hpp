@@ -168,6 +168,17 @@ public:
     virtual void piece(const codec::array_view& chunk, const dims& origin) = 0;
     /// The box holds no stored data: it reads as the fill value.
     virtual void fill(const dims& origin, const dims& extent) = 0;
+    /// Where a chunk of `shape` at `origin` can be decoded straight into the destination, when it lies
+    /// wholly inside the request and its part of the destination is one C-ordered block; else empty.
+    /// A chunk decoded there must not be passed to piece() as well.
+    virtual mutable_byte_view destination(const dims& origin, const dims& shape)
+    {
+        (void)origin;
+        (void)shape;
+        return {};
+    }
+    /// Called after a chunk was decoded into destination() (bool data is normalised there).
+    virtual void placed(mutable_byte_view) {}
 };
 
 /// Shifts coordinates by `offset` (an inner chunk of a nested shard delivering into its parent).
@@ -180,6 +191,11 @@ public:
         m_inner.piece(chunk, shifted(origin));
     }
     void fill(const dims& origin, const dims& extent) override { m_inner.fill(shifted(origin), extent); }
+    mutable_byte_view destination(const dims& origin, const dims& shape) override
+    {
+        return m_inner.destination(shifted(origin), shape);
+    }
+    void placed(mutable_byte_view v) override { m_inner.placed(v); }
 
 private:
     dims shifted(const dims& o) const

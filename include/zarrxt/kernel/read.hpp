@@ -63,6 +63,32 @@ public:
         }
     }
 
+    mutable_byte_view destination(const dims& origin, const dims& shape) override
+    {
+        std::int64_t dst_off = 0;
+        std::int64_t expect = 1;
+        for (std::size_t d = N; d-- > 0;)
+        {
+            const std::uint64_t a = m_origin[d] + origin[d];
+            if (a < m_reg.offset[d] || a + shape[d] > m_reg.offset[d] + m_reg.extent[d]
+                || (shape[d] != 1 && m_out_strides[d] != expect))
+            {
+                return {};
+            }
+            expect *= static_cast<std::int64_t>(shape[d]);
+            dst_off += static_cast<std::int64_t>(a - m_reg.offset[d]) * m_out_strides[d];
+        }
+        return {m_out + dst_off * static_cast<std::int64_t>(m_width), static_cast<std::size_t>(expect) * m_width};
+    }
+
+    void placed(mutable_byte_view v) override
+    {
+        if (m_bool)
+        {
+            normalize_bool_box<1>(v.data(), {1}, {v.size()});
+        }
+    }
+
     void fill(const dims& origin, const dims& extent) override
     {
         extents_t<N> ext{};
