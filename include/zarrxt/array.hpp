@@ -48,9 +48,15 @@ public:
 
     static array open(const Store& store, std::string_view path, Executor exec = Executor{}, Limits limits = Limits{});
     static array create(Store& store, std::string_view path, const v3_options& options, Executor exec = Executor{},
-                        Limits limits = Limits{});
+                        Limits limits = Limits{})
+    {
+        return create_with(store, path, options, std::move(exec), std::move(limits));
+    }
     static array create(Store& store, std::string_view path, const v2_options& options, Executor exec = Executor{},
-                        Limits limits = Limits{});
+                        Limits limits = Limits{})
+    {
+        return create_with(store, path, options, std::move(exec), std::move(limits));
+    }
 
     shape_type shape() const noexcept { return to_shape(m_core->m_meta.shape); }
     shape_type chunk_shape() const noexcept { return to_shape(m_core->m_meta.chunk_shape); }
@@ -120,6 +126,8 @@ private:
         }
         return s;
     }
+    template <class Options>
+    static array create_with(Store& store, std::string_view path, const Options& options, Executor exec, Limits limits);
     void check_read(const region_type& r) const;
     void check_write(const region_type& r) const;
     /// Region and value errors name the array (its path, "/" for the root), as open() does.
@@ -205,22 +213,10 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(const Store&
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
-auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create(Store& store, std::string_view path,
-                                                                      const v3_options& options, Executor exec,
-                                                                      Limits limits) -> array
-{
-    if (options.shape.size() != N)
-    {
-        throw rank_mismatch("create: the options give rank " + std::to_string(options.shape.size()) + " for array<"
-                            + std::string(name(dtype)) + ", " + std::to_string(N) + ">");
-    }
-    return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)));
-}
-
-template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
-auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create(Store& store, std::string_view path,
-                                                                      const v2_options& options, Executor exec,
-                                                                      Limits limits) -> array
+template <class Options>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store& store, std::string_view path,
+                                                                           const Options& options, Executor exec,
+                                                                           Limits limits) -> array
 {
     if (options.shape.size() != N)
     {

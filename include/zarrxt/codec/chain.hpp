@@ -118,12 +118,7 @@ public:
 
     static chain from_metadata(const array_metadata& m, const limit_values& limits)
     {
-        codec::codec_context ctx;
-        ctx.dtype = m.dtype;
-        ctx.chunk_shape = dims(m.chunk_shape);
-        ctx.fill = m.fill;
-        ctx.limits = limits;
-        return from_specs(m.codecs, ctx);
+        return from_specs(m.codecs, codec::context_of(m, limits));
     }
 
     codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;

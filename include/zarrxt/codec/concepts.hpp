@@ -50,6 +50,18 @@ struct codec_context
     std::size_t element_size() const noexcept { return info(dtype).size; }
 };
 
+/// The context a chain for the chunks of an array is bound to.
+template <class Metadata>
+codec_context context_of(const Metadata& m, const limit_values& limits)
+{
+    codec_context ctx;
+    ctx.dtype = m.dtype;
+    ctx.chunk_shape = dims(m.chunk_shape);
+    ctx.fill = m.fill;
+    ctx.limits = limits;
+    return ctx;
+}
+
 /// An untyped strided array: `data` points at element (0, ..., 0); strides count elements.
 struct array_view
 {

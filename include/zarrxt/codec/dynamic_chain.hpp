@@ -168,12 +168,7 @@ public:
     /// Build and validate the chain of an array.
     static dynamic_chain from_metadata(const array_metadata& m, const limit_values& limits)
     {
-        codec::codec_context ctx;
-        ctx.dtype = m.dtype;
-        ctx.chunk_shape = dims(m.chunk_shape);
-        ctx.fill = m.fill;
-        ctx.limits = limits;
-        return from_specs(m.codecs, ctx);
+        return from_specs(m.codecs, codec::context_of(m, limits));
     }
 
     /// Build a chain for arrays of `ctx` (also used for a shard's inner and index chains).

@@ -117,6 +117,21 @@ concept direct_store = requires(const S& s, std::string_view key, std::uint64_t 
 template <class S>
 concept store_policy = std::copy_constructible<S> && readable_store<S> && writable_store<S> && listable_store<S>;
 
+/// read() for a store that implements read_to(): the result owns a fresh buffer.
+template <class S>
+std::optional<read_result> read_via_read_to(const S& s, std::string_view key, byte_range r, std::uint64_t max_bytes)
+{
+    read_result res;
+    auto info = s.read_to(key, r, max_bytes, res.bytes);
+    if (!info)
+    {
+        return std::nullopt;
+    }
+    res.object_size = info->size;
+    res.generation = info->generation;
+    return res;
+}
+
 /// Whole-object read without a size cap (convenience for small documents and tests).
 template <readable_store S>
 std::optional<buffer> get(const S& s, std::string_view key)

@@ -266,18 +266,9 @@ inline filesystem_store::key_guard filesystem_store::lock_key(std::string_view k
     return key_guard(std::move(in_process), m_state->lock_fd, byte);
 }
 
-inline std::optional<read_result> filesystem_store::read(std::string_view key, byte_range r,
-                                                         std::uint64_t max_bytes) const
+inline std::optional<read_result> filesystem_store::read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
 {
-    read_result res;
-    auto info = read_to(key, r, max_bytes, res.bytes);
-    if (!info)
-    {
-        return std::nullopt;
-    }
-    res.object_size = info->size;
-    res.generation = info->generation;
-    return res;
+    return read_via_read_to(*this, key, r, max_bytes);
 }
 
 inline std::optional<object_info> filesystem_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
@@ -463,29 +454,47 @@ inline bool filesystem_store::erase(std::string_view key)
     return true;
 }
 
-inline std::vector<std::string> filesystem_store::list(std::string_view prefix) const
+namespace detail
 {
-    std::vector<std::string> out;
-    const std::string pre = normalize_path(prefix);
-    const auto base = pre.empty() ? m_state->root : m_state->root / pre;
+
+/// Visit the entries below `base` (recursively or not), skipping zarrxt's own files and stopping
+/// quietly at errors (a missing prefix lists as empty).
+template <class Iterator, class F>
+void walk_store_dir(const std::filesystem::path& base, F&& f)
+{
     std::error_code ec;
-    std::filesystem::recursive_directory_iterator it(base, ec), end;
+    Iterator it(base, ec);
     if (ec)
     {
-        return out;
+        return;
     }
-    for (; it != end; it.increment(ec))
+    for (; it != Iterator(); it.increment(ec))
     {
         if (ec)
         {
             break;
         }
-        if (!it->is_regular_file(ec) || is_internal_name(it->path().filename().string()))
+        if (!filesystem_store::is_internal_name(it->path().filename().string()))
         {
-            continue;
+            f(*it);
         }
-        out.push_back(std::filesystem::relative(it->path(), m_state->root, ec).generic_string());
     }
+}
+
+} // namespace detail
+
+inline std::vector<std::string> filesystem_store::list(std::string_view prefix) const
+{
+    std::vector<std::string> out;
+    const std::string pre = normalize_path(prefix);
+    detail::walk_store_dir<std::filesystem::recursive_directory_iterator>(
+        pre.empty() ? m_state->root : m_state->root / pre, [&](const std::filesystem::directory_entry& e) {
+            std::error_code ec;
+            if (e.is_regular_file(ec))
+            {
+                out.push_back(std::filesystem::relative(e.path(), m_state->root, ec).generic_string());
+            }
+        });
     std::sort(out.begin(), out.end());
     return out;
 }
@@ -494,25 +503,9 @@ inline std::vector<std::string> filesystem_store::list_dir(std::string_view pref
 {
     std::vector<std::string> out;
     const std::string pre = normalize_path(prefix);
-    const auto base = pre.empty() ? m_state->root : m_state->root / pre;
-    std::error_code ec;
-    std::filesystem::directory_iterator it(base, ec), end;
-    if (ec)
-    {
-        return out;
-    }
-    for (; it != end; it.increment(ec))
-    {
-        if (ec)
-        {
-            break;
-        }
-        const auto name = it->path().filename().string();
-        if (!is_internal_name(name))
-        {
-            out.push_back(name);
-        }
-    }
+    detail::walk_store_dir<std::filesystem::directory_iterator>(
+        pre.empty() ? m_state->root : m_state->root / pre,
+        [&](const std::filesystem::directory_entry& e) { out.push_back(e.path().filename().string()); });
     std::sort(out.begin(), out.end());
     return out;
 }

@@ -53,6 +53,20 @@ private:
         std::uint64_t next_generation = 1;
         detail::key_lock_table locks;
     };
+    std::optional<object> find(std::string_view key) const
+    {
+        validate_key(key);
+        std::lock_guard<std::mutex> g(m_state->mutex);
+        auto it = m_state->objects.find(key);
+        if (it == m_state->objects.end())
+        {
+            return std::nullopt;
+        }
+        return it->second;
+    }
+    template <class F>
+    void for_each_below(std::string_view prefix, F&& f) const;
+
     std::shared_ptr<state> m_state;
 };
 
@@ -62,31 +76,18 @@ private:
 
 inline std::optional<read_result> memory_store::read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
 {
-    read_result res;
-    auto info = read_to(key, r, max_bytes, res.bytes);
-    if (!info)
-    {
-        return std::nullopt;
-    }
-    res.object_size = info->size;
-    res.generation = info->generation;
-    return res;
+    return read_via_read_to(*this, key, r, max_bytes);
 }
 
 inline std::optional<object_info> memory_store::read_into(std::string_view key, std::uint64_t offset,
                                                           mutable_byte_view dest) const
 {
-    validate_key(key);
-    object o;
+    auto found = find(key);
+    if (!found)
     {
-        std::lock_guard<std::mutex> g(m_state->mutex);
-        auto it = m_state->objects.find(key);
-        if (it == m_state->objects.end())
-        {
-            return std::nullopt;
-        }
-        o = it->second;
+        return std::nullopt;
     }
+    const object& o = *found;
     const auto [begin, end] = resolve_range(byte_range::of(offset, dest.size()), o.bytes->size());
     if (end > begin)
     {
@@ -98,17 +99,12 @@ inline std::optional<object_info> memory_store::read_into(std::string_view key, 
 inline std::optional<object_info> memory_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
                                                         buffer& out) const
 {
-    validate_key(key);
-    object o;
+    auto found = find(key);
+    if (!found)
     {
-        std::lock_guard<std::mutex> g(m_state->mutex);
-        auto it = m_state->objects.find(key);
-        if (it == m_state->objects.end())
-        {
-            return std::nullopt;
-        }
-        o = it->second;
+        return std::nullopt;
     }
+    const object& o = *found;
     const auto [begin, end] = resolve_range(r, o.bytes->size());
     if (end - begin > max_bytes)
     {
@@ -126,14 +122,12 @@ inline std::optional<object_info> memory_store::read_to(std::string_view key, by
 
 inline std::optional<object_info> memory_store::stat(std::string_view key) const
 {
-    validate_key(key);
-    std::lock_guard<std::mutex> g(m_state->mutex);
-    auto it = m_state->objects.find(key);
-    if (it == m_state->objects.end())
+    auto found = find(key);
+    if (!found)
     {
         return std::nullopt;
     }
-    return object_info{it->second.bytes->size(), it->second.generation};
+    return object_info{found->bytes->size(), found->generation};
 }
 
 inline void memory_store::set(std::string_view key, byte_view data)
@@ -159,15 +153,15 @@ inline bool memory_store::erase(std::string_view key)
     return true;
 }
 
-inline std::vector<std::string> memory_store::list(std::string_view prefix) const
+template <class F>
+void memory_store::for_each_below(std::string_view prefix, F&& f) const
 {
-    // Every key strictly below `prefix` ("" lists everything), as full keys.
+    // Keys strictly below `prefix` ("" is everything), in order, under the lock.
     std::string p(prefix);
     if (!p.empty() && p.back() != '/')
     {
         p += '/';
     }
-    std::vector<std::string> out;
     std::lock_guard<std::mutex> g(m_state->mutex);
     for (auto it = m_state->objects.lower_bound(p); it != m_state->objects.end(); ++it)
     {
@@ -175,30 +169,22 @@ inline std::vector<std::string> memory_store::list(std::string_view prefix) cons
         {
             break;
         }
-        out.push_back(it->first);
+        f(it->first, it->first.substr(p.size()));
     }
+}
+
+inline std::vector<std::string> memory_store::list(std::string_view prefix) const
+{
+    std::vector<std::string> out;
+    for_each_below(prefix, [&](const std::string& key, const std::string&) { out.push_back(key); });
     return out;
 }
 
 inline std::vector<std::string> memory_store::list_dir(std::string_view prefix) const
 {
-    // Immediate children of `prefix`: names (not full keys), files and "directories" alike.
-    std::string p(prefix);
-    if (!p.empty() && p.back() != '/')
-    {
-        p += '/';
-    }
+    // Immediate children: names (not full keys), objects and "directories" alike.
     std::set<std::string> names;
-    std::lock_guard<std::mutex> g(m_state->mutex);
-    for (auto it = m_state->objects.lower_bound(p); it != m_state->objects.end(); ++it)
-    {
-        if (it->first.compare(0, p.size(), p) != 0)
-        {
-            break;
-        }
-        const std::string rest = it->first.substr(p.size());
-        names.insert(rest.substr(0, rest.find('/')));
-    }
+    for_each_below(prefix, [&](const std::string&, const std::string& rest) { names.insert(rest.substr(0, rest.find('/'))); });
     return {names.begin(), names.end()};
 }
 
