@@ -9,7 +9,7 @@ zx_log() { printf '[zarrxt] %s\n' "$*" >&2; }
 
 # Debian packages needed to build the library, the tool, the examples and the tests.
 ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-json3-dev zlib1g-dev
-  libzstd-dev doctest-dev libdeflate-dev libblosc-dev python3)
+  libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev python3)
 # Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3).
 ZX_PEER_PKGS=(python3-zarr python3-numcodecs)
 
@@ -72,4 +72,67 @@ zx_build() {
     meson setup "$ZX_BUILD" "$ZX_ROOT" --buildtype=release "$@" >&2
   fi
   ninja -C "$ZX_BUILD" >&2
+}
+
+# The sanitizer build and the libFuzzer targets. The sanitizer build uses the default compiler
+# (GCC: the tests rely on C++20 features clang 14 lacks, such as lambdas capturing structured
+# bindings); the fuzz targets need clang and its runtimes.
+ZX_SANITIZE_PKGS=(clang-14 libclang-rt-14-dev)
+ZX_ASAN_BUILD="${ZX_ASAN_BUILD:-$ZX_ROOT/build-asan}"
+ZX_FUZZ_BUILD="${ZX_FUZZ_BUILD:-$ZX_ROOT/build-fuzz}"
+ZX_FUZZ_TARGETS=(metadata_v3 metadata_v2 codecs shard_index array_read)
+
+# Path of a clang++ (the versioned one first: Debian's clang-14 package always provides it).
+zx_clang() {
+  local c
+  for c in clang++-14 clang++; do
+    if command -v "$c" >/dev/null 2>&1; then
+      command -v "$c"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Configure (once) and build $ZX_ASAN_BUILD: the tests and the tool (the tool suite runs it) with
+# ASan and UBSan at -O1, as ASan recommends. GCC leaves float-cast-overflow out of "undefined",
+# so it is asked for by name. ZX_JOBS limits ninja's parallelism.
+zx_build_sanitized() {
+  if [ ! -f "$ZX_ASAN_BUILD/build.ninja" ]; then
+    meson setup "$ZX_ASAN_BUILD" "$ZX_ROOT" -Doptimization=1 -Ddebug=true \
+      -Db_sanitize=address,undefined -Db_lundef=false -Dsanitize_tests=true \
+      -Dcpp_args=-fsanitize=float-cast-overflow -Dcpp_link_args=-fsanitize=float-cast-overflow \
+      -Dexamples=false -Dbench=false "$@" >&2 || return 1
+  fi
+  ninja -C "$ZX_ASAN_BUILD" ${ZX_JOBS:+-j "$ZX_JOBS"} >&2
+}
+
+# Configure (once) and build the libFuzzer targets in $ZX_FUZZ_BUILD with clang (ASan, UBSan and
+# libFuzzer come from tests/fuzz/meson.build); nothing else is built there.
+zx_build_fuzz() {
+  if [ ! -f "$ZX_FUZZ_BUILD/build.ninja" ]; then
+    local cxx
+    cxx="$(zx_clang)" || { zx_log "clang++ is required for the fuzz targets (Debian package clang-14)"; return 1; }
+    CXX="$cxx" meson setup "$ZX_FUZZ_BUILD" "$ZX_ROOT" --buildtype=debugoptimized -Dfuzz=true \
+      -Dtests=false -Dexamples=false -Dtools=false -Dbench=false "$@" >&2 || return 1
+  fi
+  ninja -C "$ZX_FUZZ_BUILD" ${ZX_JOBS:+-j "$ZX_JOBS"} >&2 || return 1
+  if ! grep -q 'Checking if "libFuzzer" : links: YES' "$ZX_FUZZ_BUILD/meson-logs/meson-log.txt"; then
+    zx_log "$ZX_FUZZ_BUILD has no libFuzzer targets (is libclang-rt-14-dev installed?)"
+    return 1
+  fi
+}
+
+# True when LeakSanitizer can run here (it stops the process's threads with ptrace-like calls,
+# which some containers deny; it then fails every program at exit).
+zx_lsan_works() {
+  local cxx dir rc
+  cxx="${CXX:-c++}"
+  dir="$(mktemp -d)"
+  echo 'int main() { return 0; }' > "$dir/probe.cpp"
+  "$cxx" -fsanitize=address "$dir/probe.cpp" -o "$dir/probe" >/dev/null 2>&1 &&
+    ASAN_OPTIONS=detect_leaks=1 "$dir/probe" >/dev/null 2>&1
+  rc=$?
+  rm -rf "$dir"
+  return $rc
 }

@@ -34,19 +34,12 @@ const std::set<std::string> unsupported_features = {
     "v2-dtype:M",
     "v2-dtype:m",
     // v2 filters (numcodecs ids).
-    "v2-filter:delta",
-    "v2-filter:shuffle",
-    "v2-filter:bitround",
-    "v2-filter:fixedscaleoffset",
     "v2-filter:quantize",
     "v2-filter:packbits",
     "v2-filter:categorize",
     "v2-filter:astype",
-    // v2 compressors.
-    "v2-compressor:lz4",
     // v3 data types and codecs.
     "v3-dtype:string",
-    "v3-codec:numcodecs.delta",
     "v3-codec:vlen-utf8",
     "v3-codec:vlen-bytes",
 };

@@ -292,9 +292,18 @@ TEST_SUITE("metadata")
     TEST_CASE("v2: unsupported and invalid documents")
     {
         json d = v2_doc();
-        d["filters"] = json::array({{{"id", "delta"}, {"dtype", "<i2"}}});
-        CHECK_THROWS_WITH_AS(zx::parse_v2_array(d), "[zarrxt.metadata.11] v2 filter \"delta\" is not supported by zarrxt",
+        d["filters"] = json::array({{{"id", "adler32"}}});
+        CHECK_THROWS_WITH_AS(zx::parse_v2_array(d), "[zarrxt.metadata.11] v2 filter \"adler32\" is not supported by zarrxt",
                              zx::metadata_error);
+        d = v2_doc();
+        d["filters"] = json::array({{{"id", "shuffle"}, {"elementsize", 2}}, {{"id", "delta"}, {"dtype", ">i2"}}});
+        CHECK_THROWS_AS(zx::parse_v2_array(d), zx::metadata_error); // an array filter after a byte filter
+        d = v2_doc();
+        d["filters"] = json::array({{{"id", "delta"}, {"dtype", ">i2"}, {"astype", ">i2"}}, {{"id", "shuffle"}, {"elementsize", 2}}});
+        const auto lowered = zx::parse_v2_array(d);
+        REQUIRE(lowered.codecs.size() == 5); // transpose, delta, bytes, shuffle, blosc
+        CHECK(lowered.codecs[1] == zx::codec_spec("numcodecs.delta", {{"dtype", ">i2"}, {"astype", ">i2"}}));
+        CHECK(lowered.codecs[3] == zx::codec_spec("numcodecs.shuffle", {{"elementsize", 2}}));
         d = v2_doc();
         d["filters"] = json::array();
         CHECK_NOTHROW(zx::parse_v2_array(d)); // [] is the same as null

@@ -136,6 +136,62 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     return std::nullopt;
 }
 
+/// Call `f(std::type_identity<T>{})` with the arithmetic type of a non-complex, non-bool dtype
+/// (float16 as zarrxt::float16); returns false for bool and complex types, which have none.
+template <class F>
+bool with_arithmetic_type(dtype_id id, F&& f)
+{
+    switch (id)
+    {
+    case dtype_id::int8:
+        f(std::type_identity<std::int8_t>{});
+        return true;
+    case dtype_id::int16:
+        f(std::type_identity<std::int16_t>{});
+        return true;
+    case dtype_id::int32:
+        f(std::type_identity<std::int32_t>{});
+        return true;
+    case dtype_id::int64:
+        f(std::type_identity<std::int64_t>{});
+        return true;
+    case dtype_id::uint8:
+        f(std::type_identity<std::uint8_t>{});
+        return true;
+    case dtype_id::uint16:
+        f(std::type_identity<std::uint16_t>{});
+        return true;
+    case dtype_id::uint32:
+        f(std::type_identity<std::uint32_t>{});
+        return true;
+    case dtype_id::uint64:
+        f(std::type_identity<std::uint64_t>{});
+        return true;
+    case dtype_id::float16:
+        f(std::type_identity<float16>{});
+        return true;
+    case dtype_id::float32:
+        f(std::type_identity<float>{});
+        return true;
+    case dtype_id::float64:
+        f(std::type_identity<double>{});
+        return true;
+    default:
+        return false;
+    }
+}
+
+/// A dtype named either way: a v3 name ("int16") or a v2 type string ("<i2"); nullopt if neither.
+inline std::optional<dtype_id> dtype_from_any_name(std::string_view n) noexcept
+{
+    if (auto d = dtype_from_v3_name(n))
+    {
+        return d;
+    }
+    bool big = false;
+    return dtype_from_v2_typestr(n, big);
+}
+
 /****************
  * dtype_traits *
  ****************/

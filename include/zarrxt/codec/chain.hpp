@@ -184,6 +184,7 @@ private:
     codec::codec_context m_ctx;
     std::array<dims, n_a2a + 1> m_shapes;
     std::array<std::optional<std::size_t>, n_b2b + 1> m_sizes;
+    std::size_t m_stored_element_size = 0;
 };
 
 /******************
@@ -226,7 +227,12 @@ chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& spe
         if constexpr (i.value < n_a2a)
         {
             stage.chunk_shape = std::get<i.value>(c.m_codecs).encoded_shape(stage.chunk_shape);
+            stage.dtype = codec::encoded_dtype_of(std::get<i.value>(c.m_codecs), stage.dtype);
             c.m_shapes[i.value + 1] = stage.chunk_shape;
+        }
+        if constexpr (i.value == a2b)
+        {
+            c.m_stored_element_size = stage.element_size();
         }
     });
     std::optional<std::size_t> size;
@@ -257,7 +263,7 @@ codec::array_view chain<Codecs...>::decode(mutable_byte_view encoded, codec::scr
     cur = std::get<a2b>(m_codecs).decode(cur, stages.next());
     codec::array_view v;
     v.data = cur.data();
-    v.element_size = m_ctx.element_size();
+    v.element_size = m_stored_element_size;
     v.shape = m_shapes[n_a2a];
     v.strides = codec::array_view::c_strides(v.shape);
     detail::static_for_reverse<n_a2a, 0>([&](auto i) { v = std::get<i.value>(m_codecs).decode(std::move(v), s.array); });

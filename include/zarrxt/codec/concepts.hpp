@@ -197,6 +197,21 @@ concept array_to_array_codec =
            } -> std::same_as<array_view>;
        };
 
+/// Optional for array->array codecs: the element type they store when it differs from the one
+/// they receive (numcodecs.fixedscaleoffset). Codecs after them are bound to that type.
+template <class C>
+dtype_id encoded_dtype_of(const C& c, dtype_id in)
+{
+    if constexpr (requires { c.encoded_dtype(in); })
+    {
+        return c.encoded_dtype(in);
+    }
+    else
+    {
+        return in;
+    }
+}
+
 template <class C>
 concept any_codec = array_to_array_codec<C> || array_to_bytes_codec<C> || bytes_to_bytes_codec<C>;
 

@@ -42,6 +42,7 @@ struct erased_codec
 struct erased_a2a : erased_codec
 {
     virtual dims encoded_shape(const dims&) const = 0;
+    virtual dtype_id encoded_dtype(dtype_id) const = 0;
     virtual array_view decode(array_view, buffer&) const = 0;
     virtual array_view encode(array_view, buffer&) const = 0;
 };
@@ -75,6 +76,7 @@ struct a2a_model final : erased_a2a
     {
         return m_c.encoded_shape(s);
     }
+    dtype_id encoded_dtype(dtype_id d) const override { return encoded_dtype_of(m_c, d); }
     array_view decode(array_view v, buffer& b) const override { return m_c.decode(std::move(v), b); }
     array_view encode(array_view v, buffer& b) const override { return m_c.encode(std::move(v), b); }
     C m_c;
@@ -218,6 +220,7 @@ private:
     std::unique_ptr<codec::detail::erased_a2b> m_a2b;
     std::vector<std::unique_ptr<codec::detail::erased_b2b>> m_b2b;
     std::vector<dims> m_shapes; // shape entering a2a[i]; back() enters a2b
+    std::size_t m_stored_element_size = 0; // element size entering a2b (array->array codecs may change it)
     std::vector<std::optional<std::size_t>> m_sizes;    // size entering b2b[i] when encoding; back() = encoded
 };
 
@@ -250,12 +253,14 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
         if (made.a2a)
         {
             stage.chunk_shape = made.a2a->encoded_shape(stage.chunk_shape);
+            stage.dtype = made.a2a->encoded_dtype(stage.dtype);
             c.m_shapes.push_back(stage.chunk_shape);
             c.m_a2a.push_back(std::move(made.a2a));
         }
         else if (made.a2b)
         {
             c.m_a2b = std::move(made.a2b);
+            c.m_stored_element_size = stage.element_size();
         }
         else
         {
@@ -281,7 +286,7 @@ inline codec::array_view dynamic_chain::decode(mutable_byte_view encoded, codec:
     cur = m_a2b->decode(cur, stages.next());
     codec::array_view v;
     v.data = cur.data();
-    v.element_size = m_ctx.element_size();
+    v.element_size = m_stored_element_size;
     v.shape = m_shapes.back();
     v.strides = codec::array_view::c_strides(v.shape);
     for (std::size_t i = m_a2a.size(); i-- > 0;)

@@ -10,6 +10,11 @@
 #include "crc32c.hpp"
 #include "dynamic_chain.hpp"
 #include "gzip.hpp"
+#include "numcodecs/bitround.hpp"
+#include "numcodecs/delta.hpp"
+#include "numcodecs/fixedscaleoffset.hpp"
+#include "numcodecs/lz4.hpp"
+#include "numcodecs/shuffle.hpp"
 #include "sharding_indexed.hpp"
 #include "transpose.hpp"
 #include "zlib.hpp"
@@ -25,8 +30,10 @@ struct codec_list
 {
 };
 
-using builtin_codecs = codec_list<transpose, bytes<>, sharding_indexed<dynamic_chain, dynamic_chain, no_index_cache>,
-                                  gzip, zlib, zstd, crc32c, blosc>;
+using builtin_codecs =
+    codec_list<transpose, numcodecs::delta, numcodecs::bitround, numcodecs::fixedscaleoffset, bytes<>,
+               sharding_indexed<dynamic_chain, dynamic_chain, no_index_cache>, gzip, zlib, zstd, crc32c, blosc,
+               numcodecs::shuffle, numcodecs::lz4>;
 
 template <class... Codecs>
 int kind_of_name(const std::string& name, codec_list<Codecs...>)
@@ -72,7 +79,8 @@ made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, code
     throw metadata_error(metadata_errc::unknown_codec,
                          "codec \"" + name
                              + "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zlib, zstd, "
-                               "crc32c, blosc, sharding_indexed)");
+                               "crc32c, blosc, sharding_indexed, numcodecs.delta, numcodecs.bitround, "
+                               "numcodecs.fixedscaleoffset, numcodecs.shuffle, numcodecs.lz4)");
 }
 
 inline int builtin_codec_kind(const std::string& name)

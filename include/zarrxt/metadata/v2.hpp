@@ -6,7 +6,9 @@
  *    order "F"          -> transpose codec with the reversed axis order (rank > 1)
  *    dtype "<i2"/">i2"  -> dtype int16 + bytes codec {endian: little|big}
  *    compressor         -> one bytes-to-bytes codec: zlib, gzip, zstd, blosc (lz4 when available)
- *    filters            -> refused unless null or empty (zarrxt implements no v2 filters yet)
+ *    filters            -> delta, bitround, fixedscaleoffset become array->array codecs after the
+ *                          transpose; shuffle becomes a bytes->bytes codec before the compressor
+ *                          (numcodecs.* names, as zarr-python 3 writes them in v3)
  *    dimension_separator-> chunk key encoding "v2" with that separator
  *  Unknown members of .zarray are tolerated (v2 has no extension mechanism; zarr-python ignores them).
  */
@@ -224,17 +226,46 @@ inline array_metadata parse_v2_array(const json& doc)
 
     m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2);
 
+    // Filters: array-valued ones (they see the chunk's values) become array->array codecs, byte-valued
+    // ones bytes->bytes codecs; v2 applies them in list order, so an array filter after a byte filter
+    // cannot be expressed as a chain and is refused.
+    std::vector<codec_spec> array_filters;
+    std::vector<codec_spec> byte_filters;
     if (auto f = doc.find("filters"); f != doc.end() && !f->is_null())
     {
         detail::as_array(*f, "filters");
-        if (!f->empty())
+        for (const auto& filter : *f)
         {
-            const json& first = (*f)[0];
-            const std::string fid = first.is_object() && first.contains("id") && first["id"].is_string()
-                                        ? first["id"].get<std::string>()
-                                        : first.dump();
-            throw metadata_error(metadata_errc::unknown_codec,
-                                 "v2 filter \"" + fid + "\" is not supported by zarrxt");
+            const std::string fid = filter.is_object() && filter.contains("id") && filter["id"].is_string()
+                                        ? filter["id"].get<std::string>()
+                                        : filter.dump();
+            json cfg = filter.is_object() ? filter : json::object();
+            cfg.erase("id");
+            if (fid == "delta" || fid == "bitround" || fid == "fixedscaleoffset")
+            {
+                if (!byte_filters.empty())
+                {
+                    throw metadata_error(metadata_errc::unsupported_feature,
+                                         "v2 filter \"" + fid + "\" after a byte filter cannot be represented");
+                }
+                if (auto a = cfg.find("astype"); a != cfg.end() && a->is_string())
+                {
+                    bool be = false;
+                    if (dtype_from_v2_typestr(a->get<std::string>(), be))
+                    {
+                        big_endian = be; // the stored values have the byte order of the last astype
+                    }
+                }
+                array_filters.emplace_back("numcodecs." + fid, std::move(cfg));
+            }
+            else if (fid == "shuffle")
+            {
+                byte_filters.emplace_back("numcodecs.shuffle", std::move(cfg));
+            }
+            else
+            {
+                throw metadata_error(metadata_errc::unknown_codec, "v2 filter \"" + fid + "\" is not supported by zarrxt");
+            }
         }
     }
 
@@ -249,6 +280,7 @@ inline array_metadata parse_v2_array(const json& doc)
         }
         m.codecs.emplace_back("transpose", json{{"order", perm}});
     }
+    m.codecs.insert(m.codecs.end(), array_filters.begin(), array_filters.end());
     if (m.element_size() > 1)
     {
         m.codecs.emplace_back("bytes", json{{"endian", big_endian ? "big" : "little"}});
@@ -257,6 +289,7 @@ inline array_metadata parse_v2_array(const json& doc)
     {
         m.codecs.emplace_back("bytes");
     }
+    m.codecs.insert(m.codecs.end(), byte_filters.begin(), byte_filters.end());
     if (auto c = doc.find("compressor"); c != doc.end() && !c->is_null())
     {
         m.codecs.push_back(detail::lower_v2_compressor(*c, m.element_size()));
