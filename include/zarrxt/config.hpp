@@ -36,6 +36,23 @@
 #endif
 #endif
 
+// Separate compilation (the compile-time valve of a header-only library). By default every function
+// is defined inline in the headers. A program that defines ZARRXT_SEPARATE_COMPILATION everywhere
+// and includes <zarrxt/src.hpp> in exactly one translation unit gets the metadata parsers and the
+// metadata-built codec registry (which instantiates every codec) compiled once, in that unit,
+// instead of in every unit that opens an array.
+#if defined(ZARRXT_SEPARATE_COMPILATION)
+#define ZARRXT_DECL
+#if defined(ZARRXT_SOURCE)
+#define ZARRXT_DEFINITIONS 1
+#else
+#define ZARRXT_DEFINITIONS 0
+#endif
+#else
+#define ZARRXT_DECL inline
+#define ZARRXT_DEFINITIONS 1
+#endif
+
 // Hardware CRC32C: the SSE4.2 instruction is used through a target attribute, so the library
 // still runs on CPUs without it (checked once at run time with cpuid).
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -198,11 +198,6 @@ std::optional<node_kind> peek_node_kind(const S& s, const std::string& path, con
 namespace detail
 {
 
-inline std::string dump_document(const json& doc)
-{
-    return doc.dump(4) + "\n";
-}
-
 template <writable_store S>
 void write_document(S& s, const std::string& key, const json& doc)
 {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "../metadata/array_metadata.hpp"
+#include "../config.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
 #include "pipeline.hpp"
@@ -150,8 +151,8 @@ struct made_codec
     std::unique_ptr<erased_b2b> b2b;
 };
 
-made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx);
-int builtin_codec_kind(const std::string& name);
+ZARRXT_DECL made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx);
+ZARRXT_DECL int builtin_codec_kind(const std::string& name);
 
 } // namespace detail
 } // namespace codec
@@ -378,4 +379,6 @@ inline std::vector<codec_spec> dynamic_chain::specs() const
 
 } // namespace zarrxt
 
+#if ZARRXT_DEFINITIONS
 #include "registry.hpp"
+#endif

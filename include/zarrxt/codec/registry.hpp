@@ -83,7 +83,7 @@ made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, code
                                "numcodecs.fixedscaleoffset, numcodecs.shuffle, numcodecs.lz4)");
 }
 
-inline int builtin_codec_kind(const std::string& name)
+ZARRXT_DECL int builtin_codec_kind(const std::string& name)
 {
     const int k = kind_of_name(name, builtin_codecs{});
     if (k < 0)
@@ -93,7 +93,7 @@ inline int builtin_codec_kind(const std::string& name)
     return k;
 }
 
-inline made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx)
+ZARRXT_DECL made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx)
 {
     made_codec m = make_from_list(spec, ctx, builtin_codecs{});
     if (!m.a2a && !m.a2b && !m.b2b)

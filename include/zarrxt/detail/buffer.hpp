@@ -13,6 +13,7 @@
 #include <cstring>
 #include <new>
 #include <span>
+#include <string_view>
 #include <utility>
 
 namespace zarrxt

@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include "../codec/sharding_indexed.hpp"
 #include "../detail/array_core.hpp"
 #include "../region.hpp"
 #include "grid.hpp"

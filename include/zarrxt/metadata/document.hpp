@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include "../config.hpp"
 #include "../detail/buffer.hpp"
 #include "../detail/json.hpp"
 #include "../error.hpp"
@@ -19,7 +20,13 @@ namespace zarrxt
 {
 
 /// Parse a metadata document; `what` names it in errors (e.g. the key "a/zarr.json").
-inline json parse_document(byte_view bytes, const limit_values& limits, std::string_view what)
+ZARRXT_DECL json parse_document(byte_view bytes, const limit_values& limits, std::string_view what);
+
+/// Serialise a metadata document the way zarrxt writes them (4-space indent, trailing newline).
+ZARRXT_DECL std::string dump_document(const json& doc);
+
+#if ZARRXT_DEFINITIONS
+ZARRXT_DECL json parse_document(byte_view bytes, const limit_values& limits, std::string_view what)
 {
     if (bytes.size() > limits.max_metadata_bytes)
     {
@@ -62,6 +69,12 @@ inline json parse_document(byte_view bytes, const limit_values& limits, std::str
         throw err;
     }
 }
+
+ZARRXT_DECL std::string dump_document(const json& doc)
+{
+    return doc.dump(4) + "\n";
+}
+#endif // ZARRXT_DEFINITIONS
 
 namespace detail
 {

@@ -23,6 +23,25 @@
 namespace zarrxt
 {
 
+/// Parse and lower a v2 .zarray document.
+ZARRXT_DECL array_metadata parse_v2_array(const json& doc);
+ZARRXT_DECL group_metadata parse_v2_group(const json& doc);
+
+/// Options of a new v2 array beyond the model: memory order and byte order.
+struct v2_layout
+{
+    char order = 'C';
+    bool big_endian = false;
+    char dimension_separator = '.';
+    std::optional<codec_spec> compressor;
+};
+
+/// A new .zarray document.
+ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape, const std::vector<std::uint64_t>& chunks,
+                                        dtype_id dtype, const fill_value& fill, const v2_layout& layout);
+
+#if ZARRXT_DEFINITIONS
+
 namespace detail
 {
 
@@ -169,8 +188,7 @@ inline json raise_to_v2_compressor(const codec_spec& s)
 
 } // namespace detail
 
-/// Parse and lower a v2 .zarray document.
-inline array_metadata parse_v2_array(const json& doc)
+ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
 {
     if (!doc.is_object())
     {
@@ -298,7 +316,7 @@ inline array_metadata parse_v2_array(const json& doc)
     return m;
 }
 
-inline group_metadata parse_v2_group(const json& doc)
+ZARRXT_DECL group_metadata parse_v2_group(const json& doc)
 {
     if (!doc.is_object())
     {
@@ -316,17 +334,7 @@ inline group_metadata parse_v2_group(const json& doc)
     return g;
 }
 
-/// Options of a new v2 array beyond the model: memory order and byte order.
-struct v2_layout
-{
-    char order = 'C';
-    bool big_endian = false;
-    char dimension_separator = '.';
-    std::optional<codec_spec> compressor;
-};
-
-/// A new .zarray document.
-inline json make_v2_array_document(const std::vector<std::uint64_t>& shape,
+ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
                                    const std::vector<std::uint64_t>& chunks, dtype_id dtype,
                                    const fill_value& fill, const v2_layout& layout)
 {
@@ -345,5 +353,7 @@ inline json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     }
     return doc;
 }
+
+#endif // ZARRXT_DEFINITIONS
 
 } // namespace zarrxt

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "array_metadata.hpp"
+#include "../config.hpp"
 #include "document.hpp"
 
 #include <algorithm>
@@ -38,6 +39,17 @@ inline bool is_pre_final_v3_document(const json& doc)
                          "the final v3 specification replaced; rewrite it with a current Zarr "
                          "implementation");
 }
+
+/// Parse a v3 array document (already a JSON value).
+ZARRXT_DECL array_metadata parse_v3_array(const json& doc);
+ZARRXT_DECL group_metadata parse_v3_group(const json& doc);
+/// The node type a zarr.json declares ("array" / "group"), after the version check.
+ZARRXT_DECL std::string v3_node_type(const json& doc);
+/// Build a new v3 array document from the model's fields (used by create).
+ZARRXT_DECL json make_v3_array_document(const array_metadata& m);
+ZARRXT_DECL json make_v3_group_document(const json& attributes);
+
+#if ZARRXT_DEFINITIONS
 
 namespace detail
 {
@@ -122,8 +134,7 @@ inline void check_unknown_members(const json& doc, std::span<const std::string_v
 
 } // namespace detail
 
-/// Parse a v3 array document (already a JSON value).
-inline array_metadata parse_v3_array(const json& doc)
+ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
 {
     detail::check_node(doc, "array");
     static constexpr std::array<std::string_view, 11> known{
@@ -254,7 +265,7 @@ inline array_metadata parse_v3_array(const json& doc)
     return m;
 }
 
-inline group_metadata parse_v3_group(const json& doc)
+ZARRXT_DECL group_metadata parse_v3_group(const json& doc)
 {
     detail::check_node(doc, "group");
     static constexpr std::array<std::string_view, 4> known{"zarr_format", "node_type", "attributes",
@@ -271,8 +282,7 @@ inline group_metadata parse_v3_group(const json& doc)
     return g;
 }
 
-/// The node type a zarr.json declares ("array" / "group"), after the version check.
-inline std::string v3_node_type(const json& doc)
+ZARRXT_DECL std::string v3_node_type(const json& doc)
 {
     if (!doc.is_object())
     {
@@ -285,8 +295,7 @@ inline std::string v3_node_type(const json& doc)
     return detail::as_string(detail::require_member(doc, "node_type"), "node_type");
 }
 
-/// Build a new v3 array document from the model's fields (used by create).
-inline json make_v3_array_document(const array_metadata& m)
+ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
 {
     json doc = json::object();
     doc["zarr_format"] = 3;
@@ -317,7 +326,7 @@ inline json make_v3_array_document(const array_metadata& m)
     return doc;
 }
 
-inline json make_v3_group_document(const json& attributes)
+ZARRXT_DECL json make_v3_group_document(const json& attributes)
 {
     json doc = json::object();
     doc["zarr_format"] = 3;
@@ -325,5 +334,7 @@ inline json make_v3_group_document(const json& attributes)
     doc["attributes"] = attributes;
     return doc;
 }
+
+#endif // ZARRXT_DEFINITIONS
 
 } // namespace zarrxt
