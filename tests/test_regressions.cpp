@@ -9,6 +9,7 @@
 #endif
 
 #include <filesystem>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 namespace
@@ -282,5 +283,94 @@ TEST_SUITE("regressions")
             v = z.decode(zx::mutable_byte_view(reinterpret_cast<std::byte*>(copy.data()), copy.size()), b,
                          hint));
         CHECK(zxhostile::to_string(v) == data);
+    }
+
+    // Found by tests/fuzz (fuzz_codecs, fuzz_shard_index). Both pass a null pointer to memcpy with
+    // a length of 0: harmless on glibc today, but undefined behaviour that UBSan (the sanitizer
+    // build of scripts/test) reports, and that an optimiser may exploit.
+
+    TEST_CASE("an 11-byte zstd frame without a content size allocates the 128 MiB window it asks for")
+    {
+        // No content size, window descriptor 0x88 (a 2^27-byte window), one empty raw block. The
+        // streaming decoder allocates the window before producing any output, whatever the
+        // chunk's size: reading this 16-byte chunk cost 128 MiB (found by fuzz_codecs with
+        // -malloc_limit_mb). The window is never touched, so peak RSS does not show it; a child
+        // with 64 MiB of address space to spare does: zstd's allocation fails there and was
+        // reported as a corrupt stream, where the chunk is just too short.
+        if (zxtest::env("ZARRXT_SANITIZE") == "1")
+        {
+            ZX_SKIP("address-space limits do not work under ASan, which reserves terabytes of shadow memory");
+        }
+        zx::memory_store s;
+        auto a = zx::create<std::uint8_t, 1>(s, "a",
+                                             zx::v3_options{.shape = {16},
+                                                            .chunk_shape = {16},
+                                                            .codecs = {bytes_le(), zx::codec_spec("zstd")}});
+        put_bytes(s, "a/c/0", std::string("\x28\xb5\x2f\xfd\x00\x88\x01\x00\x00", 9));
+        const auto r = zxhostile::run_isolated(
+            [&]
+            {
+                const long vm_kib = zxhostile::status_kib("VmSize");
+                rlimit lim{};
+                if (vm_kib < 0 || ::getrlimit(RLIMIT_AS, &lim) != 0)
+                {
+                    return std::string("no rlimit");
+                }
+                lim.rlim_cur = static_cast<rlim_t>(vm_kib) * 1024 + (64u << 20);
+                if (::setrlimit(RLIMIT_AS, &lim) != 0)
+                {
+                    return std::string("no rlimit");
+                }
+                return zxhostile::outcome_of([&] { (void)a.read(); });
+            },
+            std::chrono::seconds(60));
+        REQUIRE_MESSAGE(r.exited, "the child died (signal " << r.signal << "): " << r.output);
+        if (r.output == "no rlimit")
+        {
+            ZX_SKIP("cannot limit the address space here");
+        }
+        CHECK(r.output == "zarrxt.codec.2 a/c/0");
+    }
+
+    TEST_CASE("zstd decode_to an empty destination copies from a null pointer")
+    {
+        // A frame that records no content size and holds one empty raw block, decoded into a
+        // zero-byte destination: the general path hands memcpy the destination's null data().
+        const std::string frame("\x28\xb5\x2f\xfd\x00\x20\x01\x00\x00", 9);
+        zx::buffer in = zx::buffer::copy_of(zx::as_bytes(frame));
+        CHECK_NOTHROW(zx::codec::zstd{}.decode_to(in.mutable_view(), zx::mutable_byte_view{}));
+    }
+
+    TEST_CASE("the bytes codec byte-swapping an empty chunk copies to a null pointer")
+    {
+        // A chunk of zero elements (possible through the codec API, not through array metadata)
+        // with a byte order to swap: the empty scratch buffer has no storage.
+        zx::codec::codec_context ctx;
+        ctx.dtype = zx::dtype_id::int16;
+        ctx.chunk_shape = zx::dims{0};
+        const auto b = zx::codec::bytes<>::from_json({{"endian", "big"}}, ctx);
+        zx::buffer scratch;
+        zx::byte_view out;
+        CHECK_NOTHROW(out = b.encode(zx::byte_view{}, scratch));
+        CHECK(out.empty());
+    }
+
+    TEST_CASE("a zero-byte shard index entry inside the previous entry is copied from a null pointer")
+    {
+        // Inner chunk 1 points into inner chunk 0 with nbytes 0. Overlapping entries are copied
+        // out of the coalesced read; for 0 bytes into a buffer that never allocated.
+        zx::memory_store s;
+        auto a = zx::create<std::uint8_t, 1>(
+            s, "a",
+            zx::v3_options{.shape = {8},
+                           .chunk_shape = {8},
+                           .codecs = {zx::sharded({2}, {bytes_le()}, true, {bytes_le()})}});
+        a.write({{0}, {8}}, xt::xtensor<std::uint8_t, 1>(xt::ones<std::uint8_t>({8})));
+        std::string shard = get_bytes(s, "a/c/0");
+        REQUIRE(shard.size() == 8 + 4 * 16);
+        zxhostile::put_le64(shard, 8 + 16, 1);     // entry 1 offset: inside entry 0 = [0, 2)
+        zxhostile::put_le64(shard, 8 + 16 + 8, 0); // entry 1 nbytes
+        put_bytes(s, "a/c/0", shard);
+        ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.2", "a/c/0", a.read());
     }
 }

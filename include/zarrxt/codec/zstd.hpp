@@ -5,7 +5,10 @@
  *
  *  Frames that record their content size are decoded in one call into an exactly sized buffer;
  *  frames without it (written by streaming compressors, e.g. some numcodecs and Java writers) are
- *  decoded with the streaming API into a buffer bounded by the expected size or the limit.
+ *  decoded in one call too when the expected size is known, straight into the destination: the
+ *  decoder then uses the output as its window. The streaming API would first allocate the window
+ *  the frame header asks for (up to 2 GiB, whatever the data), which an 11-byte input can exploit.
+ *  Only when no size is expected does the streaming API run, with its window bounded by the limit.
  *  Compression and decompression contexts are reused per thread.
  */
 #pragma once
@@ -16,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 namespace zarrxt
 {
@@ -107,7 +111,8 @@ public:
     {
         detail::check_keys(name, cfg, {"level", "checksum"});
         zstd z;
-        z.level = static_cast<int>(detail::int_member(name, cfg, "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel()));
+        z.level =
+            static_cast<int>(detail::int_member(name, cfg, "level", 0, ZSTD_minCLevel(), ZSTD_maxCLevel()));
         if (auto it = cfg.find("checksum"); it != cfg.end())
         {
             if (!it->is_boolean())
@@ -148,31 +153,25 @@ public:
     void decode_to(mutable_byte_view in, mutable_byte_view dest) const
     {
         const unsigned long long declared = zarrxt::detail::zstd_declared_size(in);
-        if (declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == ZSTD_CONTENTSIZE_ERROR)
+        if (declared == ZSTD_CONTENTSIZE_ERROR)
         {
-            // Frames without a size (or invalid input) take the general path, then one copy.
+            // Not a sequence of complete frames: the general path names the problem.
             buffer tmp;
             auto v = decode(in, tmp, {dest.size(), dest.size()});
-            std::memcpy(dest.data(), v.data(), v.size());
+            if (!v.empty())
+            {
+                std::memcpy(dest.data(), v.data(), v.size());
+            }
             return;
         }
-        if (declared != dest.size())
+        if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != dest.size())
         {
             throw codec_error(codec_errc::size_mismatch, name,
-                              "frame decodes to " + std::to_string(declared) + " bytes, expected " + std::to_string(dest.size()));
+                              "frame decodes to " + std::to_string(declared) + " bytes, expected " +
+                                  std::to_string(dest.size()));
         }
-        const std::size_t n = ZSTD_decompressDCtx(zarrxt::detail::zstd_thread_dctx(), dest.data(), dest.size(), in.data(), in.size());
-        if (ZSTD_isError(n))
-        {
-            throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
-        }
-        if (n != dest.size())
-        {
-            throw codec_error(codec_errc::size_mismatch, name,
-                              "frame decodes to " + std::to_string(n) + " bytes, header says " + std::to_string(declared));
-        }
+        decode_exact(in, dest);
     }
-
     mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const
     {
         const std::size_t cap = hint.exact ? *hint.exact : hint.max;
@@ -198,28 +197,24 @@ public:
             if (hint.exact && declared != *hint.exact)
             {
                 throw codec_error(codec_errc::size_mismatch, name,
-                                  "frame decodes to " + std::to_string(declared) + " bytes, expected "
-                                      + std::to_string(*hint.exact));
+                                  "frame decodes to " + std::to_string(declared) + " bytes, expected " +
+                                      std::to_string(*hint.exact));
             }
             if (declared > cap)
             {
                 throw limit_exceeded("max_chunk_bytes", declared, cap);
             }
             out.resize_discard(static_cast<std::size_t>(declared));
-            const std::size_t n = ZSTD_decompressDCtx(dctx, out.data(), out.size(), in.data(), in.size());
-            if (ZSTD_isError(n))
-            {
-                throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
-            }
-            if (n != declared)
-            {
-                throw codec_error(codec_errc::size_mismatch, name,
-                                  "frame decodes to " + std::to_string(n) + " bytes, header says "
-                                      + std::to_string(declared));
-            }
-            return {out.data(), n};
+            decode_exact(in, out.mutable_view());
+            return {out.data(), out.size()};
         }
-        return decode_streaming(in, out, hint, cap, dctx);
+        if (hint.exact)
+        {
+            out.resize_discard(*hint.exact);
+            decode_exact(in, out.mutable_view());
+            return {out.data(), out.size()};
+        }
+        return decode_streaming(in, out, cap, dctx);
     }
 
 private:
@@ -234,14 +229,54 @@ private:
         return m == 0xFD2FB528u || (m & 0xFFFFFFF0u) == 0x184D2A50u;
     }
 
-    static mutable_byte_view decode_streaming(mutable_byte_view in, buffer& out, const decode_hint& hint,
-                                              std::size_t cap, ZSTD_DCtx* dctx)
+    /// Decodes every frame of `in` into `dest` in one call; the output must fill `dest` exactly.
+    /// With the whole output in view the decoder needs no window buffer of its own.
+    static void decode_exact(byte_view in, mutable_byte_view dest)
     {
-        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
-        // One byte beyond the cap makes "too much output" observable (saturating: a cap of
-        // SIZE_MAX means "no cap", not "no room").
+        const std::size_t n = ZSTD_decompressDCtx(zarrxt::detail::zstd_thread_dctx(), dest.data(),
+                                                  dest.size(), in.data(), in.size());
+        if (ZSTD_isError(n))
+        {
+            if (ZSTD_getErrorCode(n) == ZSTD_error_dstSize_tooSmall)
+            {
+                throw codec_error(codec_errc::size_mismatch, name,
+                                  "frame decodes to more than the expected " + std::to_string(dest.size()) +
+                                      " bytes");
+            }
+            throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
+        }
+        if (n != dest.size())
+        {
+            throw codec_error(codec_errc::size_mismatch, name,
+                              "frame decodes to " + std::to_string(n) + " bytes, expected " +
+                                  std::to_string(dest.size()));
+        }
+    }
+
+    /// No size is expected: stream into a buffer that grows up to `cap` (+1 to see an overflow).
+    /// The window a frame asks for is allocated before any output, so it is bounded by the cap
+    /// too; a frame asking for more is decoded in one call into a buffer of the cap instead.
+    static mutable_byte_view decode_streaming(mutable_byte_view in, buffer& out, std::size_t cap,
+                                              ZSTD_DCtx* dctx)
+    {
+        // Saturating: a cap of SIZE_MAX means "no cap", not "no room".
         const std::size_t room = cap < SIZE_MAX ? cap + 1 : cap;
-        std::size_t size = hint.exact ? room : std::min(room, std::max<std::size_t>(in.size() * 4, 1 << 16));
+        ZSTD_DCtx_reset(dctx, ZSTD_reset_session_and_parameters);
+        if (room < (std::size_t{1} << 31))
+        {
+            int log = 10; // ZSTD_WINDOWLOG_ABSOLUTEMIN (static-linking-only API)
+            while ((std::size_t{1} << log) < room)
+            {
+                ++log;
+            }
+            ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, log);
+        }
+        struct restore
+        {
+            ZSTD_DCtx* d;
+            ~restore() { ZSTD_DCtx_reset(d, ZSTD_reset_session_and_parameters); }
+        } restore_params{dctx};
+        std::size_t size = std::min(room, std::max<std::size_t>(in.size() * 4, 1 << 16));
         out.resize_discard(size);
         ZSTD_inBuffer ib{in.data(), in.size(), 0};
         ZSTD_outBuffer ob{out.data(), out.size(), 0};
@@ -251,15 +286,14 @@ private:
             last = ZSTD_decompressStream(dctx, &ob, &ib);
             if (ZSTD_isError(last))
             {
+                if (ZSTD_getErrorCode(last) == ZSTD_error_frameParameter_windowTooLarge && room != SIZE_MAX)
+                {
+                    return decode_capped(in, out, cap);
+                }
                 throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(last));
             }
             if (ob.pos > cap)
             {
-                if (hint.exact)
-                {
-                    throw codec_error(codec_errc::size_mismatch, name,
-                                      "frame decodes to more than the expected " + std::to_string(cap) + " bytes");
-                }
                 throw limit_exceeded("max_chunk_bytes", cap + 1, cap);
             }
             if (ob.pos == ob.size)
@@ -274,13 +308,25 @@ private:
                 throw codec_error(codec_errc::truncated, name, "input ends inside a frame");
             }
         }
-        if (hint.exact && ob.pos != *hint.exact)
-        {
-            throw codec_error(codec_errc::size_mismatch, name,
-                              "frame decodes to " + std::to_string(ob.pos) + " bytes, expected "
-                                  + std::to_string(*hint.exact));
-        }
         return {out.data(), ob.pos};
+    }
+
+    /// One call into `cap` + 1 bytes: for frames whose window is larger than the cap allows.
+    static mutable_byte_view decode_capped(byte_view in, buffer& out, std::size_t cap)
+    {
+        out.resize_discard(cap + 1);
+        const std::size_t n = ZSTD_decompressDCtx(zarrxt::detail::zstd_thread_dctx(), out.data(), out.size(),
+                                                  in.data(), in.size());
+        if (ZSTD_isError(n) && ZSTD_getErrorCode(n) != ZSTD_error_dstSize_tooSmall)
+        {
+            throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
+        }
+        if (ZSTD_isError(n) || n > cap)
+        {
+            throw limit_exceeded("max_chunk_bytes", cap + 1, cap);
+        }
+        out.resize(n);
+        return {out.data(), n};
     }
 };
 
