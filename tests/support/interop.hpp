@@ -206,6 +206,10 @@ template <class T>
 void append_le(std::string& out, const T* p, std::size_t n)
 {
     const std::size_t at = out.size();
+    if (n == 0)
+    {
+        return; // an empty region's data() may be null, which memcpy must not see
+    }
     out.resize(at + n * sizeof(T));
     std::memcpy(out.data() + at, p, n * sizeof(T));
     if constexpr (std::endian::native == std::endian::big)

@@ -101,8 +101,8 @@ mutable_byte_view bytes<Mode>::decode(mutable_byte_view in, buffer&) const
     if (in.size() != m_chunk_bytes)
     {
         throw codec_error(codec_errc::size_mismatch, name,
-                          "chunk has " + std::to_string(in.size()) + " bytes, expected "
-                              + std::to_string(m_chunk_bytes));
+                          "chunk has " + std::to_string(in.size()) + " bytes, expected " +
+                              std::to_string(m_chunk_bytes));
     }
     if (needs_swap())
     {
@@ -119,6 +119,10 @@ byte_view bytes<Mode>::encode(byte_view in, buffer& scratch) const
         return in;
     }
     scratch.resize_discard(in.size());
+    if (in.empty())
+    {
+        return scratch.view(); // memcpy must not see the null data() of an empty buffer
+    }
     std::memcpy(scratch.data(), in.data(), in.size());
     zarrxt::detail::byteswap_in_place(scratch.data(), in.size(), m_word);
     return scratch.view();

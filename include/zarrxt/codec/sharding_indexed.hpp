@@ -45,7 +45,8 @@ public:
     virtual ~sharding_base() = default;
 
     /// Deliver every inner chunk intersecting `region` (shard coordinates) to `sink`.
-    virtual void read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const = 0;
+    virtual void read_region(range_reader& src, const box& region, piece_sink& sink,
+                             read_context& ctx) const = 0;
 
     /// Rewrite the shard so that `region` holds `src` (an array of region.extent). `bounds` is the
     /// part of the shard inside the array; outside it everything is fill value.
@@ -83,7 +84,8 @@ public:
     mutable_byte_view decode(mutable_byte_view in, buffer& out) const;
     byte_view encode(byte_view in, buffer& out) const;
 
-    void read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const override;
+    void read_region(range_reader& src, const box& region, piece_sink& sink,
+                     read_context& ctx) const override;
     void write_region(object_io& io, const box& region, const box& bounds, const array_view& src,
                       write_context& ctx) const override;
     shard_index_ptr read_index(range_reader& src, read_context& ctx) const override;
@@ -112,8 +114,8 @@ private:
     shard_index_ptr parse_index(mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
                                 const std::string& key) const;
     dims origin_of(std::size_t linear) const;
-    void assemble(buffer& out, const box& region, const box& bounds, const array_view* src, byte_view old_bytes,
-                  const shard_index* old_index, write_context& ctx, bool& empty) const;
+    void assemble(buffer& out, const box& region, const box& bounds, const array_view* src,
+                  byte_view old_bytes, const shard_index* old_index, write_context& ctx, bool& empty) const;
 
     codec_context m_ctx; // the shard as an array (shape = shard shape)
     dims m_inner;        // inner chunk shape
@@ -198,8 +200,8 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
         const auto inner = e.get<std::uint64_t>();
         if (ctx.chunk_shape[d] % inner != 0)
         {
-            detail::bad_config(name, "inner chunk shape " + cs->dump() + " does not divide the shard shape on axis "
-                                         + std::to_string(d));
+            detail::bad_config(name, "inner chunk shape " + cs->dump() +
+                                         " does not divide the shard shape on axis " + std::to_string(d));
         }
         s.m_inner.push_back(inner);
         s.m_grid.push_back(ctx.chunk_shape[d] / inner);
@@ -244,12 +246,14 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
     check_limit("max_shard_index_bytes", zarrxt::detail::checked_mul(s.m_count, 16, "shard index bytes"),
                 ctx.limits.max_shard_index_bytes);
     index_ctx.limits.max_chunk_bytes = ctx.limits.max_shard_index_bytes;
-    s.m_index_chain = IndexChain::from_specs(detail::parse_codec_list(*index_codecs, "index_codecs"), index_ctx);
+    s.m_index_chain =
+        IndexChain::from_specs(detail::parse_codec_list(*index_codecs, "index_codecs"), index_ctx);
     auto fixed = s.m_index_chain.fixed_encoded_size();
     if (!fixed)
     {
-        detail::bad_config(name, "\"index_codecs\" must produce a fixed size (e.g. bytes, optionally crc32c); "
-                                 "compressors are not allowed there");
+        detail::bad_config(name,
+                           "\"index_codecs\" must produce a fixed size (e.g. bytes, optionally crc32c); "
+                           "compressors are not allowed there");
     }
     s.m_index_size = *fixed;
     check_limit("max_shard_index_bytes", s.m_index_size, ctx.limits.max_shard_index_bytes);
@@ -281,15 +285,15 @@ dims sharding_indexed<InnerChain, IndexChain, IndexCache>::origin_of(std::size_t
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_index(mutable_byte_view bytes,
-                                                                                  std::uint64_t object_size,
-                                                                                  std::uint64_t generation,
-                                                                                  const std::string& key) const
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_index(
+    mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
+    const std::string& key) const
 {
     if (bytes.size() != m_index_size)
     {
-        shard_error e(shard_errc::index_size, "shard has " + std::to_string(object_size) + " bytes, its index alone needs "
-                                                  + std::to_string(m_index_size));
+        shard_error e(shard_errc::index_size, "shard has " + std::to_string(object_size) +
+                                                  " bytes, its index alone needs " +
+                                                  std::to_string(m_index_size));
         e.with_key(key);
         throw e;
     }
@@ -310,8 +314,8 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
         e.with_range(m_at_end ? object_size - m_index_size : 0, m_index_size);
         throw;
     }
-    zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()), array_view::c_strides(v.shape),
-                                 v.data, v.strides, v.shape, 8);
+    zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()),
+                                 array_view::c_strides(v.shape), v.data, v.strides, v.shape, 8);
     // Validate: an entry is missing (both all-ones) or lies inside the shard, outside the index.
     const std::uint64_t payload_begin = m_at_end ? 0 : m_index_size;
     const std::uint64_t payload_end = m_at_end ? object_size - m_index_size : object_size;
@@ -323,16 +327,21 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
         {
             continue;
         }
-        auto fail = [&](shard_errc code, const std::string& why) {
-            shard_error e(code, "index entry " + std::to_string(i) + " (inner chunk at " + [&] {
-                std::string s = "[";
-                const dims o = origin_of(i);
-                for (std::size_t d = 0; d < o.size(); ++d)
-                {
-                    s += (d ? ", " : "") + std::to_string(o[d]);
-                }
-                return s + "]";
-            }() + "): offset " + std::to_string(off) + ", nbytes " + std::to_string(n) + ": " + why);
+        auto fail = [&](shard_errc code, const std::string& why)
+        {
+            shard_error e(
+                code, "index entry " + std::to_string(i) + " (inner chunk at " +
+                          [&]
+                          {
+                              std::string s = "[";
+                              const dims o = origin_of(i);
+                              for (std::size_t d = 0; d < o.size(); ++d)
+                              {
+                                  s += (d ? ", " : "") + std::to_string(o[d]);
+                              }
+                              return s + "]";
+                          }() +
+                          "): offset " + std::to_string(off) + ", nbytes " + std::to_string(n) + ": " + why);
             e.with_key(key);
             throw e;
         };
@@ -347,7 +356,8 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
         }
         if (end > object_size)
         {
-            fail(shard_errc::entry_out_of_range, "extends past the end of the " + std::to_string(object_size) + "-byte shard");
+            fail(shard_errc::entry_out_of_range,
+                 "extends past the end of the " + std::to_string(object_size) + "-byte shard");
         }
         if (off < payload_begin || end > payload_end)
         {
@@ -358,7 +368,8 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::fetch_index(range_reader& src, read_context& ctx,
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::fetch_index(range_reader& src,
+                                                                                  read_context& ctx,
                                                                                   bool& from_cache) const
 {
     from_cache = false;
@@ -380,7 +391,8 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::fetch_inde
         e.with_key(src.key());
         throw e;
     }
-    auto res = src.read(m_at_end ? byte_range::last(m_index_size) : byte_range::of(0, m_index_size), m_index_size);
+    auto res =
+        src.read(m_at_end ? byte_range::last(m_index_size) : byte_range::of(0, m_index_size), m_index_size);
     if (!res)
     {
         return nullptr;
@@ -413,7 +425,8 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::read_index
 
 template <class InnerChain, class IndexChain, class IndexCache>
 void sharding_indexed<InnerChain, IndexChain, IndexCache>::read_region(range_reader& src, const box& region,
-                                                                       piece_sink& sink, read_context& ctx) const
+                                                                       piece_sink& sink,
+                                                                       read_context& ctx) const
 {
     // A shard replaced while we read it shows up as a generation change; start over (bounded).
     for (int attempt = 0; attempt < 8; ++attempt)
@@ -433,8 +446,10 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::read_region(range_rea
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range_reader& src, const box& region,
-                                                                           piece_sink& sink, read_context& ctx) const
+bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range_reader& src,
+                                                                           const box& region,
+                                                                           piece_sink& sink,
+                                                                           read_context& ctx) const
 {
     const std::size_t rank = m_inner.size();
     dims lo(rank);
@@ -560,8 +575,8 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
         std::size_t j = i;
         const std::uint64_t begin = hits[i].offset;
         std::uint64_t end = begin + hits[i].nbytes;
-        while (j + 1 < hits.size() && hits[j + 1].offset <= end + coalesce_gap
-               && std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= batch_cap)
+        while (j + 1 < hits.size() && hits[j + 1].offset <= end + coalesce_gap &&
+               std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= batch_cap)
         {
             ++j;
             end = std::max(end, hits[j].offset + hits[j].nbytes);
@@ -588,7 +603,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
             const auto rel = static_cast<std::size_t>(hits[k].offset - begin);
             const auto n = static_cast<std::size_t>(hits[k].nbytes);
             mutable_byte_view bytes(res->bytes.data() + rel, n);
-            if (k > i && hits[k].offset < prev_end)
+            if (k > i && hits[k].offset < prev_end && n != 0)
             {
                 dup.resize_discard(n);
                 std::memcpy(dup.data(), res->bytes.data() + rel, n);
@@ -599,7 +614,8 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
             {
                 const dims origin = origin_of(hits[k].linear);
                 const mutable_byte_view dest = sink.destination(origin, m_inner);
-                if (dest.size() == m_inner_bytes && m_inner_chain.decode_into(bytes, dest, *ctx.scratch, ctx.limits))
+                if (dest.size() == m_inner_bytes &&
+                    m_inner_chain.decode_into(bytes, dest, *ctx.scratch, ctx.limits))
                 {
                     sink.placed(dest); // decoded straight into the caller's array
                 }
@@ -669,7 +685,8 @@ private:
 } // namespace detail
 
 template <class InnerChain, class IndexChain, class IndexCache>
-mutable_byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode(mutable_byte_view in, buffer& out) const
+mutable_byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode(mutable_byte_view in,
+                                                                               buffer& out) const
 {
     const std::size_t n = zarrxt::detail::to_size(
         zarrxt::detail::checked_mul(zarrxt::detail::checked_product(m_ctx.chunk_shape, "shard elements"),
@@ -707,18 +724,19 @@ byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::encode(byte_view
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out, const box& region, const box& bounds,
-                                                                    const array_view* src, byte_view old_bytes,
-                                                                    const shard_index* old, write_context& ctx,
-                                                                    bool& empty) const
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out, const box& region,
+                                                                    const box& bounds, const array_view* src,
+                                                                    byte_view old_bytes,
+                                                                    const shard_index* old,
+                                                                    write_context& ctx, bool& empty) const
 {
     const std::size_t rank = m_inner.size();
     const std::size_t width = m_ctx.element_size();
     std::vector<std::uint64_t> entries(2 * m_count, shard_index::missing);
     std::uint64_t pos = m_at_end ? 0 : m_index_size;
     out.resize_discard(static_cast<std::size_t>(pos));
-    buffer chunk;           // one inner chunk, decoded, C order
-    buffer old_copy;        // encoded bytes of a touched inner chunk, decoded out of place
+    buffer chunk;    // one inner chunk, decoded, C order
+    buffer old_copy; // encoded bytes of a touched inner chunk, decoded out of place
     scratch_space decode_scratch;
     const sdims chunk_strides = array_view::c_strides(m_inner);
     empty = true;
@@ -788,9 +806,10 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out,
             dst_off += static_cast<std::int64_t>(ov.offset[d] - origin[d]) * chunk_strides[d];
         }
         zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width), chunk_strides,
-                                     src->data + src_off * static_cast<std::int64_t>(width), src->strides, ov.extent,
-                                     width);
-        if (!ctx.write_empty_chunks && zarrxt::detail::all_equal_fill(chunk.data(), m_inner_bytes / width, width, m_ctx.fill))
+                                     src->data + src_off * static_cast<std::int64_t>(width), src->strides,
+                                     ov.extent, width);
+        if (!ctx.write_empty_chunks &&
+            zarrxt::detail::all_equal_fill(chunk.data(), m_inner_bytes / width, width, m_ctx.fill))
         {
             continue;
         }
@@ -819,8 +838,8 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out,
     if (index_bytes.size() != m_index_size)
     {
         throw codec_error(codec_errc::size_mismatch, "sharding_indexed/index",
-                          "index encodes to " + std::to_string(index_bytes.size()) + " bytes, expected "
-                              + std::to_string(m_index_size));
+                          "index encodes to " + std::to_string(index_bytes.size()) + " bytes, expected " +
+                              std::to_string(m_index_size));
     }
     if (m_at_end)
     {
@@ -834,7 +853,8 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out,
 
 template <class InnerChain, class IndexChain, class IndexCache>
 void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_io& io, const box& region,
-                                                                        const box& bounds, const array_view& src,
+                                                                        const box& bounds,
+                                                                        const array_view& src,
                                                                         write_context& ctx) const
 {
     // The old shard is needed unless the region covers every in-bounds element of the shard.
@@ -848,7 +868,8 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
     if (need_old)
     {
         // The old and the new shard are both held while the shard is rebuilt.
-        old = io.read(byte_range::all(), std::min(ctx.limits.max_chunk_bytes, ctx.limits.max_bytes_in_flight / 2));
+        old = io.read(byte_range::all(),
+                      std::min(ctx.limits.max_chunk_bytes, ctx.limits.max_bytes_in_flight / 2));
         if (old)
         {
             if (ctx.counters)
@@ -857,14 +878,15 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
             }
             if (old->bytes.size() < m_index_size)
             {
-                shard_error e(shard_errc::index_size, "shard has " + std::to_string(old->bytes.size())
-                                                          + " bytes, its index alone needs " + std::to_string(m_index_size));
+                shard_error e(shard_errc::index_size, "shard has " + std::to_string(old->bytes.size()) +
+                                                          " bytes, its index alone needs " +
+                                                          std::to_string(m_index_size));
                 e.with_key(io.key());
                 throw e;
             }
             // Decode the index from a copy: decoding is in place and the bytes are copied out later.
-            buffer index_copy = buffer::copy_of(old->bytes.view().subspan(
-                m_at_end ? old->bytes.size() - m_index_size : 0, m_index_size));
+            buffer index_copy = buffer::copy_of(
+                old->bytes.view().subspan(m_at_end ? old->bytes.size() - m_index_size : 0, m_index_size));
             old_index = parse_index(index_copy.mutable_view(), old->bytes.size(), old->generation, io.key());
         }
     }
@@ -872,7 +894,8 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
     bool empty = false;
     try
     {
-        assemble(out, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(), ctx, empty);
+        assemble(out, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(), ctx,
+                 empty);
     }
     catch (error& e)
     {
