@@ -130,6 +130,21 @@ zx::byte_view view(const std::vector<std::byte>& v)
     return {v.data(), v.size()};
 }
 
+/// The part of each 64 x 64 chunk that an e x e region at [r0, c0] covers: calls
+/// fn(chunk_row, chunk_col, first_row, end_row, first_col, end_col) in array coordinates.
+template <class F>
+void for_each_w1_box(std::uint64_t e, std::uint64_t r0, std::uint64_t c0, F&& fn)
+{
+    for (std::uint64_t cr = r0 / 64; cr <= (r0 + e - 1) / 64; ++cr)
+    {
+        for (std::uint64_t cc = c0 / 64; cc <= (c0 + e - 1) / 64; ++cc)
+        {
+            fn(cr, cc, std::max(cr * 64, r0), std::min(cr * 64 + 64, r0 + e), std::max(cc * 64, c0),
+               std::min(cc * 64 + 64, c0 + e));
+        }
+    }
+}
+
 } // namespace
 
 TEST_SUITE("bench")
@@ -148,19 +163,15 @@ TEST_SUITE("bench")
         const zx::kernel::strides_t<2> ss{64, 1};
         auto scatter = [&]
         {
-            for (std::uint64_t cr = r0 / 64; cr <= (r0 + e - 1) / 64; ++cr)
-            {
-                for (std::uint64_t cc = c0 / 64; cc <= (c0 + e - 1) / 64; ++cc)
-                {
-                    const std::uint64_t rb = std::max(cr * 64, r0);
-                    const std::uint64_t re = std::min(cr * 64 + 64, r0 + e);
-                    const std::uint64_t cb = std::max(cc * 64, c0);
-                    const std::uint64_t ce = std::min(cc * 64 + 64, c0 + e);
-                    std::byte* d = out.data() + 2 * ((rb - r0) * e + (cb - c0));
-                    const std::byte* s = chunk.data() + 2 * ((rb - cr * 64) * 64 + (cb - cc * 64));
-                    zx::kernel::copy_box<2>(d, ds, s, ss, {re - rb, ce - cb}, 2);
-                }
-            }
+            for_each_w1_box(e, r0, c0,
+                            [&](std::uint64_t cr, std::uint64_t cc, std::uint64_t rb, std::uint64_t re,
+                                std::uint64_t cb, std::uint64_t ce)
+                            {
+                                std::byte* d = out.data() + 2 * ((rb - r0) * e + (cb - c0));
+                                const std::byte* s =
+                                    chunk.data() + 2 * ((rb - cr * 64) * 64 + (cb - cc * 64));
+                                zx::kernel::copy_box<2>(d, ds, s, ss, {re - rb, ce - cb}, 2);
+                            });
             zxb::clobber(out.data());
         };
         auto memcpy_all = [&]
@@ -173,21 +184,17 @@ TEST_SUITE("bench")
         // The same scatter with a plain row loop (the obvious hand-written code) as baseline.
         auto row_loop = [&]
         {
-            for (std::uint64_t cr = r0 / 64; cr <= (r0 + e - 1) / 64; ++cr)
-            {
-                for (std::uint64_t cc = c0 / 64; cc <= (c0 + e - 1) / 64; ++cc)
-                {
-                    const std::uint64_t rb = std::max(cr * 64, r0);
-                    const std::uint64_t re = std::min(cr * 64 + 64, r0 + e);
-                    const std::uint64_t cb = std::max(cc * 64, c0);
-                    const std::uint64_t ce = std::min(cc * 64 + 64, c0 + e);
-                    for (std::uint64_t r = rb; r < re; ++r)
-                    {
-                        std::memcpy(out.data() + 2 * ((r - r0) * e + (cb - c0)),
-                                    chunk.data() + 2 * ((r - cr * 64) * 64 + (cb - cc * 64)), 2 * (ce - cb));
-                    }
-                }
-            }
+            for_each_w1_box(e, r0, c0,
+                            [&](std::uint64_t cr, std::uint64_t cc, std::uint64_t rb, std::uint64_t re,
+                                std::uint64_t cb, std::uint64_t ce)
+                            {
+                                for (std::uint64_t r = rb; r < re; ++r)
+                                {
+                                    std::memcpy(out.data() + 2 * ((r - r0) * e + (cb - c0)),
+                                                chunk.data() + 2 * ((r - cr * 64) * 64 + (cb - cc * 64)),
+                                                2 * (ce - cb));
+                                }
+                            });
             zxb::clobber(out.data());
         };
         compare("scatter/w1_2048_region_vs_rows", e * e * 2, scatter, "memcpy per row", row_loop);

@@ -440,23 +440,25 @@ def run_w1(ctx):
             "index_cached": c["cache"] == "lru",
         }
         rec["fault_ns"] = summary([r["fault_ns"] for r in ours])
-        p = c["threads"]
-        floor_ns = (
-            floor1["median"] if p == 1 else max(floor1["median"] / p, rec["output_bytes"] / ctx["bw_p"] * 1e9)
-        )
-        rec["floor"]["ns"] = floor_ns
-        rec["E"] = floor_ns / rec["ours"]["ns"]["median"]
-        rec["peers"] = {}
-        for who, rs in got.items():
-            ns = summary([r["read_ns"] for r in rs])
-            rec["peers"][who] = {
-                "ns": ns,
-                "rss_peak": summary([r["rss_peak"] for r in rs]),
-                "rss_start": median_of(rs, "rss_start"),
-                "speedup": ns["median"] / rec["ours"]["ns"]["median"],
-            }
+        finish_case(rec, floor1, c["threads"], rec["output_bytes"], got, ctx)
         results.append(rec)
     return results
+
+
+def finish_case(rec, floor1, p, nbytes, peers, ctx):
+    """Sets the case's floor (for p threads), E and each peer's figures and speedup."""
+    floor_ns = floor1["median"] if p == 1 else max(floor1["median"] / p, nbytes / ctx["bw_p"] * 1e9)
+    rec["floor"]["ns"] = floor_ns
+    rec["E"] = floor_ns / rec["ours"]["ns"]["median"]
+    rec["peers"] = {}
+    for who, rs in peers.items():
+        ns = summary([r["read_ns"] for r in rs])
+        rec["peers"][who] = {
+            "ns": ns,
+            "rss_peak": summary([r["rss_peak"] for r in rs]),
+            "rss_start": median_of(rs, "rss_start"),
+            "speedup": ns["median"] / rec["ours"]["ns"]["median"],
+        }
 
 
 # --------------------------------------------------------------------------------------- W2
@@ -571,19 +573,7 @@ def run_w2(ctx):
         rec["floor"] = {"ns_1thread": floor1}
         if c["op"] == "read":
             rec["floor"]["phases"] = median_dict(ours, "floor_phases")
-        p = c["threads"]
-        floor_ns = floor1["median"] if p == 1 else max(floor1["median"] / p, c["n"] / ctx["bw_p"] * 1e9)
-        rec["floor"]["ns"] = floor_ns
-        rec["E"] = floor_ns / rec["ours"]["ns"]["median"]
-        rec["peers"] = {}
-        for who, rs in got.items():
-            ns = summary([r["read_ns"] for r in rs])
-            rec["peers"][who] = {
-                "ns": ns,
-                "rss_peak": summary([r["rss_peak"] for r in rs]),
-                "rss_start": median_of(rs, "rss_start"),
-                "speedup": ns["median"] / rec["ours"]["ns"]["median"],
-            }
+        finish_case(rec, floor1, c["threads"], c["n"], got, ctx)
         results.append(rec)
     shutil.rmtree(scratch)
     return results
