@@ -120,15 +120,7 @@ TEST_SUITE("interop")
         }
         const auto& py = python_written();
         REQUIRE(py.result.status == 0);
-        for (const auto& e : py.manifest.at("arrays"))
-        {
-            const std::string name = e.at("name").get<std::string>();
-            INFO("array ", name);
-            const auto r = zxtest::run(zxtest::quote(tool) + " hash " +
-                                       zxtest::quote((py.dir.path() / "arrays" / name).string()));
-            CHECK_MESSAGE(r.status == 0, r.output);
-            CHECK(r.output == e.at("digest").get<std::string>() + "\n");
-        }
+        zi::check_tool_hashes(tool, py.dir.path(), py.manifest);
     }
 
     TEST_CASE("zarrxt writes the same v2 matrix and zarr-python verifies it")
@@ -150,17 +142,17 @@ TEST_SUITE("interop")
             const zx::v2_options o = v2_options_for(e, expect);
             try
             {
-                zi::with_type(zi::dtype_named(e.at("dtype").get<std::string>()),
-                              [&](auto t)
-                              {
-                                  using T = typename decltype(t)::type;
-                                  zi::with_rank(o.shape.size(),
-                                                [&](auto n)
-                                                {
-                                                    auto a = zx::create<T, n.value>(store, name, o);
-                                                    zi::write_formula(a, e);
-                                                });
-                              });
+                zx::with_element_type(zi::dtype_named(e.at("dtype").get<std::string>()),
+                                      [&](auto t)
+                                      {
+                                          using T = typename decltype(t)::type;
+                                          zi::with_rank(o.shape.size(),
+                                                        [&](auto n)
+                                                        {
+                                                            auto a = zx::create<T, n.value>(store, name, o);
+                                                            zi::write_formula(a, e);
+                                                        });
+                                      });
             }
             catch (const zx::error& err)
             {

@@ -184,15 +184,7 @@ TEST_SUITE("interop")
         }
         const auto& z = zarrita_written();
         REQUIRE(z.result.status == 0);
-        for (const auto& e : z.manifest.at("arrays"))
-        {
-            const std::string name = e.at("name").get<std::string>();
-            INFO("array ", name);
-            const auto r = zxtest::run(zxtest::quote(tool) + " hash " +
-                                       zxtest::quote((z.dir.path() / "arrays" / name).string()));
-            CHECK_MESSAGE(r.status == 0, r.output);
-            CHECK(r.output == e.at("digest").get<std::string>() + "\n");
-        }
+        zi::check_tool_hashes(tool, z.dir.path(), z.manifest);
     }
 
     TEST_CASE("zarrxt writes the same v3 matrix, plus sharded variants, and zarrita verifies it")
@@ -234,17 +226,17 @@ TEST_SUITE("interop")
             try
             {
                 const zx::v3_options o = v3_options_for(e);
-                zi::with_type(zi::dtype_named(e.at("dtype").get<std::string>()),
-                              [&](auto t)
-                              {
-                                  using T = typename decltype(t)::type;
-                                  zi::with_rank(o.shape.size(),
-                                                [&](auto n)
-                                                {
-                                                    auto a = zx::create<T, n.value>(store, name, o);
-                                                    zi::write_formula(a, e);
-                                                });
-                              });
+                zx::with_element_type(zi::dtype_named(e.at("dtype").get<std::string>()),
+                                      [&](auto t)
+                                      {
+                                          using T = typename decltype(t)::type;
+                                          zi::with_rank(o.shape.size(),
+                                                        [&](auto n)
+                                                        {
+                                                            auto a = zx::create<T, n.value>(store, name, o);
+                                                            zi::write_formula(a, e);
+                                                        });
+                                      });
             }
             catch (const zx::error& err)
             {

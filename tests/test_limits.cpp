@@ -208,6 +208,20 @@ const bomb_set& bombs()
     return b;
 }
 
+/// Every bomb with the codec that decodes it.
+struct bomb_case
+{
+    const char* codec;
+    const std::string* bytes;
+};
+
+std::vector<bomb_case> bomb_cases()
+{
+    const auto& b = bombs();
+    return {{"gzip", &b.gzip},        {"zlib", &b.zlib},        {"zstd", &b.zstd_sized},
+            {"zstd", &b.zstd_stream}, {"zstd", &b.zstd_frames}, {"zstd", &b.zstd_forged}};
+}
+
 struct bomb_report
 {
     std::string outcome; ///< "<id> <key>" or "ok"
@@ -524,15 +538,7 @@ TEST_SUITE("hostile/bombs")
 
     TEST_CASE("a bomb where the chunk's decoded size is known fails as a size mismatch, without inflating")
     {
-        const auto& b = bombs();
-        struct bomb_case
-        {
-            const char* codec;
-            const std::string* bytes;
-        };
-        for (const auto& c : {bomb_case{"gzip", &b.gzip}, bomb_case{"zlib", &b.zlib},
-                              bomb_case{"zstd", &b.zstd_sized}, bomb_case{"zstd", &b.zstd_stream},
-                              bomb_case{"zstd", &b.zstd_frames}, bomb_case{"zstd", &b.zstd_forged}})
+        for (const auto& c : bomb_cases())
         {
             INFO("codec " << std::string(c.codec) << ", bomb of " << c.bytes->size() << " bytes");
             auto s = array_with_chunk({bytes_le(), zx::codec_spec(c.codec)}, *c.bytes);
@@ -543,15 +549,7 @@ TEST_SUITE("hostile/bombs")
     TEST_CASE("a bomb of unknown decoded size stops at max_chunk_bytes")
     {
         // The outer compressor of [bytes, X, X] decodes to the inner stream, whose size is unknown.
-        const auto& b = bombs();
-        struct bomb_case
-        {
-            const char* codec;
-            const std::string* bytes;
-        };
-        for (const auto& c : {bomb_case{"gzip", &b.gzip}, bomb_case{"zlib", &b.zlib},
-                              bomb_case{"zstd", &b.zstd_sized}, bomb_case{"zstd", &b.zstd_stream},
-                              bomb_case{"zstd", &b.zstd_frames}, bomb_case{"zstd", &b.zstd_forged}})
+        for (const auto& c : bomb_cases())
         {
             INFO("codec " << std::string(c.codec) << ", bomb of " << c.bytes->size() << " bytes");
             auto s =
@@ -565,7 +563,7 @@ TEST_SUITE("hostile/bombs")
             zx::v3_options{.shape = {64, 64},
                            .chunk_shape = {64, 64},
                            .codecs = {zx::sharded({32, 32}, {bytes_le()}), zx::codec_spec("zstd")}});
-        put_bytes(s, "a/c/0/0", b.zstd_stream);
+        put_bytes(s, "a/c/0/0", bombs().zstd_stream);
         check_report(read_in_child(s, strict_limits{}), "zarrxt.limit.1 a/c/0/0");
     }
 

@@ -136,49 +136,66 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     return std::nullopt;
 }
 
+/// Call `f(std::type_identity<T>{})` with the element type of a dtype (bool as bool, float16 as
+/// zarrxt::float16, complex as std::complex); the one place a runtime dtype becomes a C++ type.
+template <class F>
+decltype(auto) with_element_type(dtype_id id, F&& f)
+{
+    switch (id)
+    {
+        case dtype_id::bool_:
+            return f(std::type_identity<bool>{});
+        case dtype_id::int8:
+            return f(std::type_identity<std::int8_t>{});
+        case dtype_id::int16:
+            return f(std::type_identity<std::int16_t>{});
+        case dtype_id::int32:
+            return f(std::type_identity<std::int32_t>{});
+        case dtype_id::int64:
+            return f(std::type_identity<std::int64_t>{});
+        case dtype_id::uint8:
+            return f(std::type_identity<std::uint8_t>{});
+        case dtype_id::uint16:
+            return f(std::type_identity<std::uint16_t>{});
+        case dtype_id::uint32:
+            return f(std::type_identity<std::uint32_t>{});
+        case dtype_id::uint64:
+            return f(std::type_identity<std::uint64_t>{});
+        case dtype_id::float16:
+            return f(std::type_identity<float16>{});
+        case dtype_id::float32:
+            return f(std::type_identity<float>{});
+        case dtype_id::float64:
+            return f(std::type_identity<double>{});
+        case dtype_id::complex64:
+            return f(std::type_identity<std::complex<float>>{});
+        case dtype_id::complex128:
+            return f(std::type_identity<std::complex<double>>{});
+    }
+    return f(std::type_identity<bool>{});
+}
+
 /// Call `f(std::type_identity<T>{})` with the arithmetic type of a non-complex, non-bool dtype
 /// (float16 as zarrxt::float16); returns false for bool and complex types, which have none.
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
-    switch (id)
-    {
-    case dtype_id::int8:
-        f(std::type_identity<std::int8_t>{});
-        return true;
-    case dtype_id::int16:
-        f(std::type_identity<std::int16_t>{});
-        return true;
-    case dtype_id::int32:
-        f(std::type_identity<std::int32_t>{});
-        return true;
-    case dtype_id::int64:
-        f(std::type_identity<std::int64_t>{});
-        return true;
-    case dtype_id::uint8:
-        f(std::type_identity<std::uint8_t>{});
-        return true;
-    case dtype_id::uint16:
-        f(std::type_identity<std::uint16_t>{});
-        return true;
-    case dtype_id::uint32:
-        f(std::type_identity<std::uint32_t>{});
-        return true;
-    case dtype_id::uint64:
-        f(std::type_identity<std::uint64_t>{});
-        return true;
-    case dtype_id::float16:
-        f(std::type_identity<float16>{});
-        return true;
-    case dtype_id::float32:
-        f(std::type_identity<float>{});
-        return true;
-    case dtype_id::float64:
-        f(std::type_identity<double>{});
-        return true;
-    default:
-        return false;
-    }
+    return with_element_type(id,
+                             [&](auto t)
+                             {
+                                 using T = typename decltype(t)::type;
+                                 if constexpr (std::is_same_v<T, bool> ||
+                                               std::is_same_v<T, std::complex<float>> ||
+                                               std::is_same_v<T, std::complex<double>>)
+                                 {
+                                     return false;
+                                 }
+                                 else
+                                 {
+                                     f(t);
+                                     return true;
+                                 }
+                             });
 }
 
 /// A dtype named either way: a v3 name ("int16") or a v2 type string ("<i2"); nullopt if neither.
@@ -202,11 +219,11 @@ struct dtype_traits
 {
 };
 
-#define ZARRXT_DTYPE_TRAITS(type, ident)                                                                 \
-    template <>                                                                                          \
-    struct dtype_traits<type>                                                                            \
-    {                                                                                                    \
-        static constexpr dtype_id id = dtype_id::ident;                                                  \
+#define ZARRXT_DTYPE_TRAITS(type, ident)                                                                     \
+    template <>                                                                                              \
+    struct dtype_traits<type>                                                                                \
+    {                                                                                                        \
+        static constexpr dtype_id id = dtype_id::ident;                                                      \
     };
 
 ZARRXT_DTYPE_TRAITS(bool, bool_)
@@ -227,11 +244,13 @@ ZARRXT_DTYPE_TRAITS(std::complex<double>, complex128)
 
 /// A type zarrxt can store: it has a dtype_traits specialisation whose layout matches the dtype.
 template <class T>
-concept element_type = requires {
+concept element_type = requires
+{
     {
         dtype_traits<T>::id
-    } -> std::convertible_to<dtype_id>;
-} && std::is_trivially_copyable_v<T> && (sizeof(T) == info(dtype_traits<T>::id).size);
+        } -> std::convertible_to<dtype_id>;
+}
+&&std::is_trivially_copyable_v<T> && (sizeof(T) == info(dtype_traits<T>::id).size);
 
 template <class T>
 constexpr dtype_id dtype_of() noexcept

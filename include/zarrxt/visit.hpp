@@ -29,10 +29,14 @@ template <class Store>
 class any_array
 {
 public:
-    using core_type = detail::array_core<dynamic_chain, Store, operation_index_cache<>, inline_executor, default_limits>;
+    using core_type =
+        detail::array_core<dynamic_chain, Store, operation_index_cache<>, inline_executor, default_limits>;
     static constexpr std::size_t max_bytes_rank = 8;
 
-    explicit any_array(std::shared_ptr<core_type> core) : m_core(std::move(core)) {}
+    explicit any_array(std::shared_ptr<core_type> core)
+        : m_core(std::move(core))
+    {
+    }
 
     dtype_id dtype() const noexcept { return m_core->m_meta.dtype; }
     std::size_t rank() const noexcept { return m_core->m_meta.rank(); }
@@ -58,15 +62,18 @@ public:
     /// Read a region as native-endian, C-ordered element bytes into `out`. With `problems`, damaged
     /// chunks read as the fill value and are reported there (the collect policy); without, the
     /// array's corruption policy applies.
-    void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent, std::byte* out,
-                    problem_list* problems = nullptr) const
+    void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
+                    std::byte* out, problem_list* problems = nullptr) const
     {
-        dispatch_rank(offset, extent, [&](auto n, const auto& r) {
-            check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
-            kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r),
-                                         problems != nullptr ? corruption_policy::collect : m_core->m_on_corruption,
-                                         problems);
-        });
+        dispatch_rank(offset, extent,
+                      [&](auto n, const auto& r)
+                      {
+                          check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
+                          kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r),
+                                                       problems != nullptr ? corruption_policy::collect
+                                                                           : m_core->m_on_corruption,
+                                                       problems);
+                      });
     }
     void set_corruption_policy(corruption_policy p) noexcept { m_core->m_on_corruption = p; }
 
@@ -74,9 +81,9 @@ public:
     void write_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
                      const std::byte* in)
     {
-        dispatch_rank(offset, extent, [&](auto n, const auto& r) {
-            kernel::write_region<n.value>(*m_core, r, in, c_strides<n.value>(r));
-        });
+        dispatch_rank(offset, extent,
+                      [&](auto n, const auto& r)
+                      { kernel::write_region<n.value>(*m_core, r, in, c_strides<n.value>(r)); });
     }
 
 private:
@@ -94,34 +101,37 @@ private:
     }
 
     template <class F>
-    void dispatch_rank(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent, F&& f) const
+    void dispatch_rank(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
+                       F&& f) const
     {
         const std::size_t n = rank();
         if (offset.size() != n || extent.size() != n)
         {
-            throw rank_mismatch("region has rank " + std::to_string(offset.size()) + ", the array has rank "
-                                + std::to_string(n));
+            throw rank_mismatch("region has rank " + std::to_string(offset.size()) + ", the array has rank " +
+                                std::to_string(n));
         }
         bool done = false;
-        detail::static_for<0, max_bytes_rank + 1>([&](auto k) {
-            if (k.value == n && !done)
+        detail::static_for<0, max_bytes_rank + 1>(
+            [&](auto k)
             {
-                region<k.value> r;
-                for (std::size_t d = 0; d < k.value; ++d)
+                if (k.value == n && !done)
                 {
-                    r.offset[d] = offset[d];
-                    r.extent[d] = extent[d];
+                    region<k.value> r;
+                    for (std::size_t d = 0; d < k.value; ++d)
+                    {
+                        r.offset[d] = offset[d];
+                        r.extent[d] = extent[d];
+                    }
+                    detail::check_region(r, shape());
+                    f(k, r);
+                    done = true;
                 }
-                detail::check_region(r, shape());
-                f(k, r);
-                done = true;
-            }
-        });
+            });
         if (!done)
         {
-            throw array_error(array_errc::invalid_argument, "untyped region I/O supports ranks up to "
-                                                                + std::to_string(max_bytes_rank) + ", the array has rank "
-                                                                + std::to_string(n));
+            throw array_error(array_errc::invalid_argument, "untyped region I/O supports ranks up to " +
+                                                                std::to_string(max_bytes_rank) +
+                                                                ", the array has rank " + std::to_string(n));
         }
     }
 
@@ -132,92 +142,62 @@ private:
 template <class Store>
 any_array<Store> open_any(const Store& store, std::string_view path)
 {
-    return any_array<Store>(any_array<Store>::core_type::open(store, path, inline_executor{}, default_limits{}));
+    return any_array<Store>(
+        any_array<Store>::core_type::open(store, path, inline_executor{}, default_limits{}));
 }
 
 namespace detail
 {
 
-template <class F>
-decltype(auto) with_element_type(dtype_id id, F&& f)
-{
-    switch (id)
-    {
-    case dtype_id::bool_:
-        return f(std::type_identity<bool>{});
-    case dtype_id::int8:
-        return f(std::type_identity<std::int8_t>{});
-    case dtype_id::int16:
-        return f(std::type_identity<std::int16_t>{});
-    case dtype_id::int32:
-        return f(std::type_identity<std::int32_t>{});
-    case dtype_id::int64:
-        return f(std::type_identity<std::int64_t>{});
-    case dtype_id::uint8:
-        return f(std::type_identity<std::uint8_t>{});
-    case dtype_id::uint16:
-        return f(std::type_identity<std::uint16_t>{});
-    case dtype_id::uint32:
-        return f(std::type_identity<std::uint32_t>{});
-    case dtype_id::uint64:
-        return f(std::type_identity<std::uint64_t>{});
-    case dtype_id::float16:
-        return f(std::type_identity<float16>{});
-    case dtype_id::float32:
-        return f(std::type_identity<float>{});
-    case dtype_id::float64:
-        return f(std::type_identity<double>{});
-    case dtype_id::complex64:
-        return f(std::type_identity<std::complex<float>>{});
-    case dtype_id::complex128:
-        return f(std::type_identity<std::complex<double>>{});
-    }
-    return f(std::type_identity<bool>{});
-}
-
 template <class Store, class F, std::size_t R0, std::size_t... Rs>
 decltype(auto) visit_ranks(const any_array<Store>& a, F&& f, ranks<R0, Rs...>)
 {
-    return with_element_type(a.dtype(), [&](auto t) -> decltype(auto) {
-        using T = typename decltype(t)::type;
-        using R = decltype(f(std::declval<array<T, R0, dynamic_chain, Store>&>()));
-        if constexpr (std::is_void_v<R>)
-        {
-            bool done = false;
-            auto try_rank = [&](auto n) {
-                if (!done && a.rank() == n.value)
-                {
-                    auto typed = a.template as<T, n.value>();
-                    f(typed);
-                    done = true;
-                }
-            };
-            try_rank(std::integral_constant<std::size_t, R0>{});
-            (try_rank(std::integral_constant<std::size_t, Rs>{}), ...);
-            if (!done)
-            {
-                throw rank_mismatch("visit: rank " + std::to_string(a.rank()) + " is not in the visited rank list");
-            }
-        }
-        else
-        {
-            std::optional<R> result;
-            auto try_rank = [&](auto n) {
-                if (!result && a.rank() == n.value)
-                {
-                    auto typed = a.template as<T, n.value>();
-                    result.emplace(f(typed));
-                }
-            };
-            try_rank(std::integral_constant<std::size_t, R0>{});
-            (try_rank(std::integral_constant<std::size_t, Rs>{}), ...);
-            if (!result)
-            {
-                throw rank_mismatch("visit: rank " + std::to_string(a.rank()) + " is not in the visited rank list");
-            }
-            return R(std::move(*result));
-        }
-    });
+    return with_element_type(a.dtype(),
+                             [&](auto t) -> decltype(auto)
+                             {
+                                 using T = typename decltype(t)::type;
+                                 using R = decltype(f(std::declval<array<T, R0, dynamic_chain, Store>&>()));
+                                 if constexpr (std::is_void_v<R>)
+                                 {
+                                     bool done = false;
+                                     auto try_rank = [&](auto n)
+                                     {
+                                         if (!done && a.rank() == n.value)
+                                         {
+                                             auto typed = a.template as<T, n.value>();
+                                             f(typed);
+                                             done = true;
+                                         }
+                                     };
+                                     try_rank(std::integral_constant<std::size_t, R0>{});
+                                     (try_rank(std::integral_constant<std::size_t, Rs>{}), ...);
+                                     if (!done)
+                                     {
+                                         throw rank_mismatch("visit: rank " + std::to_string(a.rank()) +
+                                                             " is not in the visited rank list");
+                                     }
+                                 }
+                                 else
+                                 {
+                                     std::optional<R> result;
+                                     auto try_rank = [&](auto n)
+                                     {
+                                         if (!result && a.rank() == n.value)
+                                         {
+                                             auto typed = a.template as<T, n.value>();
+                                             result.emplace(f(typed));
+                                         }
+                                     };
+                                     try_rank(std::integral_constant<std::size_t, R0>{});
+                                     (try_rank(std::integral_constant<std::size_t, Rs>{}), ...);
+                                     if (!result)
+                                     {
+                                         throw rank_mismatch("visit: rank " + std::to_string(a.rank()) +
+                                                             " is not in the visited rank list");
+                                     }
+                                     return R(std::move(*result));
+                                 }
+                             });
 }
 
 } // namespace detail

@@ -43,45 +43,6 @@ using shape_t = std::vector<std::uint64_t>;
  * dispatch on types *
  *********************/
 
-/// Call f(std::type_identity<T>{}) for the element type of a dtype.
-template <class F>
-decltype(auto) with_type(zx::dtype_id id, F&& f)
-{
-    using zx::dtype_id;
-    switch (id)
-    {
-        case dtype_id::bool_:
-            return f(std::type_identity<bool>{});
-        case dtype_id::int8:
-            return f(std::type_identity<std::int8_t>{});
-        case dtype_id::int16:
-            return f(std::type_identity<std::int16_t>{});
-        case dtype_id::int32:
-            return f(std::type_identity<std::int32_t>{});
-        case dtype_id::int64:
-            return f(std::type_identity<std::int64_t>{});
-        case dtype_id::uint8:
-            return f(std::type_identity<std::uint8_t>{});
-        case dtype_id::uint16:
-            return f(std::type_identity<std::uint16_t>{});
-        case dtype_id::uint32:
-            return f(std::type_identity<std::uint32_t>{});
-        case dtype_id::uint64:
-            return f(std::type_identity<std::uint64_t>{});
-        case dtype_id::float16:
-            return f(std::type_identity<zx::float16>{});
-        case dtype_id::float32:
-            return f(std::type_identity<float>{});
-        case dtype_id::float64:
-            return f(std::type_identity<double>{});
-        case dtype_id::complex64:
-            return f(std::type_identity<std::complex<float>>{});
-        case dtype_id::complex128:
-            return f(std::type_identity<std::complex<double>>{});
-    }
-    throw std::logic_error("unknown dtype id");
-}
-
 /// Call f(std::integral_constant<std::size_t, N>{}) for a rank from 0 to 4.
 template <class F>
 void with_rank(std::size_t rank, F&& f)
@@ -256,19 +217,19 @@ inline std::uint64_t product(const shape_t& s)
 /// n formula values from flat index 0, as little-endian bytes.
 inline std::string formula_bytes(zx::dtype_id id, std::uint64_t n, std::uint64_t seed)
 {
-    return with_type(id,
-                     [&](auto t)
-                     {
-                         using T = typename decltype(t)::type;
-                         std::string out;
-                         out.reserve(n * sizeof(T));
-                         for (std::uint64_t i = 0; i < n; ++i)
-                         {
-                             const T v = formula_value<T>(formula_k(i, seed));
-                             append_le(out, &v, 1);
-                         }
-                         return out;
-                     });
+    return zx::with_element_type(id,
+                                 [&](auto t)
+                                 {
+                                     using T = typename decltype(t)::type;
+                                     std::string out;
+                                     out.reserve(n * sizeof(T));
+                                     for (std::uint64_t i = 0; i < n; ++i)
+                                     {
+                                         const T v = formula_value<T>(formula_k(i, seed));
+                                         append_le(out, &v, 1);
+                                     }
+                                     return out;
+                                 });
 }
 
 /// A float (or complex part) from its JSON fill value form. The named specials get each width's
@@ -302,39 +263,39 @@ F json_real(const zx::json& x)
 /// Deliberately independent of zarrxt's own fill-value parser.
 inline std::string fill_bytes(zx::dtype_id id, const zx::json& j)
 {
-    return with_type(id,
-                     [&](auto t)
-                     {
-                         using T = typename decltype(t)::type;
-                         T v{};
-                         if (j.is_null())
-                         {
-                             v = T{};
-                         }
-                         else if constexpr (std::is_same_v<T, bool>)
-                         {
-                             v = j.get<bool>();
-                         }
-                         else if constexpr (std::is_integral_v<T>)
-                         {
-                             v = j.is_number_unsigned() ? static_cast<T>(j.get<std::uint64_t>())
-                                                        : static_cast<T>(j.get<std::int64_t>());
-                         }
-                         else if constexpr (std::is_same_v<T, std::complex<float>> ||
-                                            std::is_same_v<T, std::complex<double>>)
-                         {
-                             using F = typename T::value_type;
-                             v = j.is_array() ? T(json_real<F>(j[0]), json_real<F>(j[1]))
-                                              : T(json_real<F>(j), F(0));
-                         }
-                         else
-                         {
-                             v = json_real<T>(j);
-                         }
-                         std::string out;
-                         append_le(out, &v, 1);
-                         return out;
-                     });
+    return zx::with_element_type(id,
+                                 [&](auto t)
+                                 {
+                                     using T = typename decltype(t)::type;
+                                     T v{};
+                                     if (j.is_null())
+                                     {
+                                         v = T{};
+                                     }
+                                     else if constexpr (std::is_same_v<T, bool>)
+                                     {
+                                         v = j.get<bool>();
+                                     }
+                                     else if constexpr (std::is_integral_v<T>)
+                                     {
+                                         v = j.is_number_unsigned() ? static_cast<T>(j.get<std::uint64_t>())
+                                                                    : static_cast<T>(j.get<std::int64_t>());
+                                     }
+                                     else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                                                        std::is_same_v<T, std::complex<double>>)
+                                     {
+                                         using F = typename T::value_type;
+                                         v = j.is_array() ? T(json_real<F>(j[0]), json_real<F>(j[1]))
+                                                          : T(json_real<F>(j), F(0));
+                                     }
+                                     else
+                                     {
+                                         v = json_real<T>(j);
+                                     }
+                                     std::string out;
+                                     append_le(out, &v, 1);
+                                     return out;
+                                 });
 }
 
 /// The C-order sub-box [offset, offset + extent) of a whole array's bytes.
@@ -590,6 +551,22 @@ void check_typed_array(const A& a, const std::string& want, const shape_t& shape
             CHECK_MESSAGE(diff.empty(), "read_into a strided view of region "
                                             << fmt_shape(off) << " + " << fmt_shape(ext) << ": " << diff);
         }
+    }
+}
+
+/// `zarrxt hash` (the tool at `tool`) of every array in a peer's manifest prints the digest the
+/// peer computed from its own bytes.
+inline void check_tool_hashes(const std::string& tool, const std::filesystem::path& root,
+                              const zx::json& manifest)
+{
+    for (const auto& e : manifest.at("arrays"))
+    {
+        const std::string name = e.at("name").get<std::string>();
+        INFO("array ", name);
+        const auto r =
+            zxtest::run(zxtest::quote(tool) + " hash " + zxtest::quote((root / "arrays" / name).string()));
+        CHECK_MESSAGE(r.status == 0, r.output);
+        CHECK(r.output == e.at("digest").get<std::string>() + "\n");
     }
 }
 
