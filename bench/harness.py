@@ -699,6 +699,11 @@ def evaluate(rec):
             {"what": what, "case": case, "value": value, "target": target, "met": bool(met), "note": note}
         )
 
+    def add_rss(c, output_bytes, note=""):
+        limit = output_bytes + TARGET_RSS_SLACK
+        rss = c["ours"]["rss_peak"]["median"]
+        add("peak RSS (MiB)", c["id"], rss / MiB, "<= %.1f" % (limit / MiB), rss <= limit, note)
+
     def add_fastest_peer(c):
         if c["peers"]:
             best = min(c["peers"].items(), key=lambda kv: kv[1]["ns"]["median"])
@@ -720,15 +725,7 @@ def evaluate(rec):
                 c["E"] >= TARGET_E_READ,
             )
         add_fastest_peer(c)
-        limit = c["output_bytes"] + TARGET_RSS_SLACK
-        add(
-            "peak RSS (MiB)",
-            c["id"],
-            c["ours"]["rss_peak"]["median"] / MiB,
-            "<= %.1f" % (limit / MiB),
-            c["ours"]["rss_peak"]["median"] <= limit,
-            "process total; at start %.1f MiB" % (c["ours"]["rss_start"] / MiB),
-        )
+        add_rss(c, c["output_bytes"], "process total; at start %.1f MiB" % (c["ours"]["rss_start"] / MiB))
         if c["array"] == "index_stress" and c["cache"] == "lru":
             ratio = c["ours"]["ns"]["median"] / c["floor"]["ns"]
             add(
@@ -769,14 +766,7 @@ def evaluate(rec):
                 )
         add_fastest_peer(c)
         if c["op"] == "read":
-            limit = c["bytes"] + TARGET_RSS_SLACK
-            add(
-                "peak RSS (MiB)",
-                c["id"],
-                c["ours"]["rss_peak"]["median"] / MiB,
-                "<= %.1f" % (limit / MiB),
-                c["ours"]["rss_peak"]["median"] <= limit,
-            )
+            add_rss(c, c["bytes"])
     # W2 layout expectations: (c) faster than (a); (b) at most (a) plus the index reads.
     for c in rec.get("w2", []):
         if c["layout"] != "a":

@@ -142,17 +142,7 @@ TEST_SUITE("interop")
             const zx::v2_options o = v2_options_for(e, expect);
             try
             {
-                zx::with_element_type(zi::dtype_named(e.at("dtype").get<std::string>()),
-                                      [&](auto t)
-                                      {
-                                          using T = typename decltype(t)::type;
-                                          zi::with_rank(o.shape.size(),
-                                                        [&](auto n)
-                                                        {
-                                                            auto a = zx::create<T, n.value>(store, name, o);
-                                                            zi::write_formula(a, e);
-                                                        });
-                                      });
+                zi::create_with_formula(store, name, o, e);
             }
             catch (const zx::error& err)
             {

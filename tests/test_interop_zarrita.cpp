@@ -226,17 +226,7 @@ TEST_SUITE("interop")
             try
             {
                 const zx::v3_options o = v3_options_for(e);
-                zx::with_element_type(zi::dtype_named(e.at("dtype").get<std::string>()),
-                                      [&](auto t)
-                                      {
-                                          using T = typename decltype(t)::type;
-                                          zi::with_rank(o.shape.size(),
-                                                        [&](auto n)
-                                                        {
-                                                            auto a = zx::create<T, n.value>(store, name, o);
-                                                            zi::write_formula(a, e);
-                                                        });
-                                      });
+                zi::create_with_formula(store, name, o, e);
             }
             catch (const zx::error& err)
             {

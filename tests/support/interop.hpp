@@ -662,6 +662,24 @@ void write_formula(A& a, const zx::json& entry)
     }
 }
 
+/// Create the array of a manifest entry with zarrxt (typed by the entry's dtype and rank, with
+/// options `o` for either format) and write the entry's formula values into it.
+template <class Store, class Options>
+void create_with_formula(Store& store, const std::string& name, const Options& o, const zx::json& entry)
+{
+    zx::with_element_type(dtype_named(entry.at("dtype").get<std::string>()),
+                          [&](auto t)
+                          {
+                              using T = typename decltype(t)::type;
+                              with_rank(o.shape.size(),
+                                        [&](auto n)
+                                        {
+                                            auto a = zx::create<T, n.value>(store, name, o);
+                                            write_formula(a, entry);
+                                        });
+                          });
+}
+
 /// The box that an in-place update rewrites: the sub-region straddling chunk boundaries.
 inline std::optional<zx::json> overlay_for(const zx::json& entry)
 {
