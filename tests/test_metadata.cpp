@@ -287,6 +287,22 @@ TEST_SUITE("metadata")
         CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zlib", {{"level", 3}}));
         d["compressor"] = {{"id", "zstd"}, {"level", 1}};
         CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zstd", {{"level", 1}, {"checksum", false}}));
+        // GDAL 3.6 writes its BLOSC_SHUFFLE option verbatim as a string.
+        for (const auto& [gdal, name] : {std::pair<const char*, const char*>{"NONE", "noshuffle"},
+                                         {"BIT", "bitshuffle"},
+                                         {"2", "bitshuffle"},
+                                         {"0", "noshuffle"},
+                                         {"BYTE", "shuffle"}})
+        {
+            CAPTURE(gdal);
+            d["compressor"] = {
+                {"id", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", gdal}, {"blocksize", 0}};
+            CHECK(zx::parse_v2_array(d).codecs[1].configuration["shuffle"] == name);
+        }
+        d["compressor"]["shuffle"] = "bit";
+        CHECK_THROWS_WITH_AS(zx::parse_v2_array(d),
+                             doctest::Contains("[zarrxt.metadata.4] \"compressor.shuffle\""),
+                             zx::metadata_error);
     }
 
     TEST_CASE("v2: unsupported and invalid documents")
@@ -335,16 +351,18 @@ TEST_SUITE("metadata")
         CHECK(zx::make_v3_array_document(m3)["dimension_names"] == json::parse(R"(["y", null])"));
         json d3 = v3_doc();
         d3["dimension_names"] = json::parse(R"(["y"])");
-        CHECK_THROWS_WITH_AS(zx::parse_v3_array(d3), "[zarrxt.metadata.4] \"dimension_names\" has 1 entries for rank 2",
+        CHECK_THROWS_WITH_AS(zx::parse_v3_array(d3),
+                             "[zarrxt.metadata.4] \"dimension_names\" has 1 entries for rank 2",
                              zx::metadata_error);
         d3["dimension_names"] = json::parse(R"(["y", 7])");
         CHECK_THROWS_WITH_AS(zx::parse_v3_array(d3),
                              "[zarrxt.metadata.3] \"dimension_names\" entries must be strings or null, got 7",
                              zx::metadata_error);
         d3["dimension_names"] = "yx";
-        CHECK_THROWS_WITH_AS(zx::parse_v3_array(d3),
-                             "[zarrxt.metadata.3] \"dimension_names\" must be a list of strings or nulls, got string",
-                             zx::metadata_error);
+        CHECK_THROWS_WITH_AS(
+            zx::parse_v3_array(d3),
+            "[zarrxt.metadata.3] \"dimension_names\" must be a list of strings or nulls, got string",
+            zx::metadata_error);
 
         // v2: a well-formed attribute moves into dimension_names and leaves the attributes.
         auto m2 = zx::parse_v2_array(v2_doc());
@@ -356,7 +374,8 @@ TEST_SUITE("metadata")
         CHECK(zx::v2_attributes_document(m2).dump() == R"({"_ARRAY_DIMENSIONS":["time",null],"units":"K"})");
 
         // Malformed: kept as an ordinary attribute, no names.
-        for (const char* bad : {R"(["time"])", R"(["a", "b", "c"])", R"("time")", R"(["a", 2])", R"({"a": 1})", "null"})
+        for (const char* bad :
+             {R"(["time"])", R"(["a", "b", "c"])", R"("time")", R"(["a", 2])", R"({"a": 1})", "null"})
         {
             CAPTURE(bad);
             auto m = zx::parse_v2_array(v2_doc());
@@ -428,7 +447,8 @@ TEST_SUITE("metadata")
         const auto lv = zx::limit_values::from(zx::default_limits{});
         // As NCZarr (netCDF 4.9.0) writes them: fill values and attributes.
         const json doc = zx::parse_document(
-            zx::as_bytes(R"({"fill_value": NaN, "a": [Infinity, -Infinity, 1], "s": "NaN Infinity \" NaN", "NaN": -Infinity})"),
+            zx::as_bytes(
+                R"({"fill_value": NaN, "a": [Infinity, -Infinity, 1], "s": "NaN Infinity \" NaN", "NaN": -Infinity})"),
             lv, "k");
         CHECK(doc["fill_value"] == "NaN");
         CHECK(doc["a"] == json::parse(R"(["Infinity", "-Infinity", 1])"));
@@ -446,7 +466,8 @@ TEST_SUITE("metadata")
         {
             CAPTURE(bad);
             CHECK_THROWS_WITH_AS(zx::parse_document(zx::as_bytes(bad), lv, "k"),
-                                 doctest::Contains("[zarrxt.metadata.1] malformed JSON: "), zx::metadata_error);
+                                 doctest::Contains("[zarrxt.metadata.1] malformed JSON: "),
+                                 zx::metadata_error);
         }
         auto deep = lv;
         deep.max_json_depth = 2;

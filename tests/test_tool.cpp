@@ -138,11 +138,14 @@ TEST_SUITE("tool")
         zxtest::temp_dir dir;
         zx::filesystem_store s(dir.path());
         const auto data = zxtest::make_data<std::int16_t, 2>({5, 4});
-        zx::create<std::int16_t, 2>(s, "src", zx::v2_options{.shape = {5, 4}, .chunks = {2, 2},
-                                                             .dimension_names = zx::dimension_name_list{"lat", "lon"},
-                                                             .attributes = {{"units", "K"}}})
+        zx::create<std::int16_t, 2>(s, "src",
+                                    zx::v2_options{.shape = {5, 4},
+                                                   .chunks = {2, 2},
+                                                   .dimension_names = zx::dimension_name_list{"lat", "lon"},
+                                                   .attributes = {{"units", "K"}}})
             .write({{0, 0}, {5, 4}}, data);
-        auto convert = [&](const char* from, const char* to, const char* format) {
+        auto convert = [&](const char* from, const char* to, const char* format)
+        {
             auto r = zxtest::run(quote(tool()) + " convert " + quote((dir.path() / from).string()) + " " +
                                  quote((dir.path() / to).string()) + " --zarr-format " + format);
             REQUIRE_MESSAGE(r.status == 0, r.output);
@@ -157,8 +160,10 @@ TEST_SUITE("tool")
         CHECK(zx::open<std::int16_t, 2>(zx::filesystem_store(dir.path()), "back").read() == data);
 
         // An unnamed axis survives v3 -> v2 -> v3 as null.
-        zx::create<std::int16_t, 1>(s, "partly", zx::v3_options{.shape = {3}, .chunk_shape = {3},
-                                                                .dimension_names = zx::dimension_name_list{std::nullopt}});
+        zx::create<std::int16_t, 1>(s, "partly",
+                                    zx::v3_options{.shape = {3},
+                                                   .chunk_shape = {3},
+                                                   .dimension_names = zx::dimension_name_list{std::nullopt}});
         convert("partly", "partly2", "2");
         CHECK(zx::json::parse(zxtest::read_file(dir.path() / "partly2" / ".zattrs")) ==
               zx::json::parse(R"({"_ARRAY_DIMENSIONS": [null]})"));
@@ -176,7 +181,8 @@ TEST_SUITE("tool")
         // A malformed attribute is reported as such and stays an attribute through a conversion.
         zxtest::write_file(dir.path() / "src" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["lat"]})");
         auto info = zxtest::run(quote(tool()) + " info " + quote((dir.path() / "src").string()));
-        CHECK(info.output.find("dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of 2 strings") !=
+        CHECK(info.output.find(
+                  "dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of 2 strings") !=
               std::string::npos);
         convert("src", "kept", "3");
         const auto kept = zx::json::parse(zxtest::read_file(dir.path() / "kept" / "zarr.json"));

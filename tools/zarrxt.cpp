@@ -249,8 +249,8 @@ int cmd_info(const std::string& path)
     }
     else if (m.zarr_format == 2 && m.attributes.contains(zx::v2_dimension_names_attribute))
     {
-        std::cout << "dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of "
-                  << m.rank() << " strings or nulls; kept as an attribute)\n";
+        std::cout << "dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of " << m.rank()
+                  << " strings or nulls; kept as an attribute)\n";
     }
     std::uint64_t stored = 0;
     std::uint64_t objects = 0;

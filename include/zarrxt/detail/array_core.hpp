@@ -137,11 +137,13 @@ public:
         probe.dtype = dtype;
         probe.dimension_names = o.dimension_names;
         check_create_args(probe, o.dimension_separator, '.', '/');
-        if (o.dimension_names && o.attributes.is_object() && o.attributes.contains(v2_dimension_names_attribute))
+        if (o.dimension_names && o.attributes.is_object() &&
+            o.attributes.contains(v2_dimension_names_attribute))
         {
-            throw array_error(array_errc::invalid_argument,
-                              "dimension names given twice: as dimension_names and as the \"_ARRAY_DIMENSIONS\" "
-                              "attribute");
+            throw array_error(
+                array_errc::invalid_argument,
+                "dimension names given twice: as dimension_names and as the \"_ARRAY_DIMENSIONS\" "
+                "attribute");
         }
         v2_layout layout;
         layout.order = o.order;
@@ -272,8 +274,8 @@ private:
         if (m.dimension_names && m.dimension_names->size() != m.shape.size())
         {
             throw array_error(array_errc::invalid_argument,
-                              "dimension_names has " + std::to_string(m.dimension_names->size())
-                                  + " entries for rank " + std::to_string(m.shape.size()));
+                              "dimension_names has " + std::to_string(m.dimension_names->size()) +
+                                  " entries for rank " + std::to_string(m.shape.size()));
         }
     }
 

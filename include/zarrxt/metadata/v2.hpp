@@ -84,6 +84,31 @@ inline std::string blosc_shuffle_name(std::int64_t v, std::size_t typesize)
     }
 }
 
+/// A v2 blosc "shuffle": numcodecs' integer, or GDAL 3.6's spelling of its BLOSC_SHUFFLE option
+/// ("NONE", "BYTE", "BIT" or the digits as a string), which it writes verbatim.
+inline std::int64_t blosc_shuffle_value(const json& v)
+{
+    if (v.is_string())
+    {
+        const auto& s = v.get_ref<const std::string&>();
+        for (const auto& [name, number] : {std::pair<const char*, std::int64_t>{"NONE", 0},
+                                           {"0", 0},
+                                           {"BYTE", 1},
+                                           {"1", 1},
+                                           {"BIT", 2},
+                                           {"2", 2}})
+        {
+            if (s == name)
+            {
+                return number;
+            }
+        }
+        throw_member(metadata_errc::invalid_value, "compressor.shuffle",
+                     "must be -1, 0, 1 or 2 (or GDAL's \"NONE\", \"BYTE\", \"BIT\"), got \"" + s + "\"");
+    }
+    return as_int(v, "compressor.shuffle");
+}
+
 inline std::int64_t blosc_shuffle_number(const std::string& name)
 {
     if (name == "noshuffle")
@@ -128,8 +153,8 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
         json cfg = json::object();
         cfg["cname"] = c.contains("cname") ? as_string(c["cname"], "compressor.cname") : std::string("lz4");
         cfg["clevel"] = c.contains("clevel") ? as_int(c["clevel"], "compressor.clevel") : 5;
-        cfg["shuffle"] = blosc_shuffle_name(c.contains("shuffle") ? as_int(c["shuffle"], "compressor.shuffle") : 1,
-                                            typesize);
+        cfg["shuffle"] =
+            blosc_shuffle_name(c.contains("shuffle") ? blosc_shuffle_value(c["shuffle"]) : 1, typesize);
         cfg["typesize"] = typesize;
         cfg["blocksize"] = c.contains("blocksize") ? as_int(c["blocksize"], "compressor.blocksize") : 0;
         return codec_spec("blosc", std::move(cfg));
