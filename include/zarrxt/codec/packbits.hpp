@@ -54,6 +54,12 @@ public:
     std::optional<std::size_t> fixed_encoded_size() const { return m_encoded_bytes; }
 
 private:
+    /// The stream is the array's little-endian bytes: all N bits of each component, no padding byte.
+    bool full_width() const noexcept
+    {
+        return !m_bool && m_bits == m_component_bits && padding_encoding == padding::none;
+    }
+
     unsigned m_component_bits = 8; // N
     unsigned m_components = 1;
     unsigned m_first = 0;
@@ -160,6 +166,10 @@ inline byte_view packbits::encode(byte_view in, buffer& scratch) const
         throw codec_error(codec_errc::size_mismatch, name,
                           "chunk has " + std::to_string(in.size()) + " bytes, expected " + std::to_string(m_decoded_bytes));
     }
+    if (full_width() && native_endian == endian::little)
+    {
+        return in;
+    }
     scratch.resize_discard(m_encoded_bytes);
     if (m_encoded_bytes == 0)
     {
@@ -228,6 +238,16 @@ inline mutable_byte_view packbits::decode(mutable_byte_view in, buffer& scratch)
                               "the padding byte says " + std::to_string(stored) + " padding bits, the chunk has " +
                                   std::to_string(m_padding_bits));
         }
+    }
+    if (full_width())
+    {
+        // Every bit kept and no padding byte: the stream is the little-endian array itself, decoded
+        // in place like the bytes codec (chains read such chunks straight into the destination).
+        if (native_endian != endian::little)
+        {
+            zarrxt::detail::byteswap_in_place(in.data(), in.size(), m_component_bytes);
+        }
+        return in;
     }
     scratch.resize_discard(m_decoded_bytes);
     std::byte* out = scratch.data();
