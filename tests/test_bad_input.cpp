@@ -778,8 +778,16 @@ TEST_SUITE("hostile/chunks")
             const std::string good = get_bytes(s, "a/c/0/0");
             REQUIRE(good.size() > 16);
             read_first_chunk(s);
-            const bool raw = c.configuration.value("format", 1) == 3;
-            if (!raw) // a raw LZMA stream has no header to recognise
+            const int format = c.configuration.value("format", 1);
+            if (format == 2 || format == 3)
+            {
+                // .lzma has a 13-byte header of free values and raw streams none: random bytes may
+                // decode for a while before they fail, as corrupt, too long or cut short.
+                put_bytes(s, "a/c/0/0", zxhostile::random_bytes(200, 7));
+                const std::string r = zxhostile::outcome_of([&] { read_first_chunk(s); });
+                CHECK((r == "zarrxt.codec.1 a/c/0/0" || r == "zarrxt.codec.2 a/c/0/0" || r == "zarrxt.codec.5 a/c/0/0"));
+            }
+            else
             {
                 put_bytes(s, "a/c/0/0", zxhostile::random_bytes(200, 7));
                 auto e = ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.1", "a/c/0/0", read_first_chunk(s));

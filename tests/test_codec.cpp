@@ -1456,6 +1456,30 @@ TEST_SUITE("codec")
         const auto dec = chain.decode(zx::mutable_byte_view(stored.data(), stored.size()), s2, zx::limit_values::from(zx::default_limits{}));
         CHECK(values_of<double>(dec) == std::vector<double>{1000.25, 999.0, 1003.25});
         CHECK(chain.specs()[1] == zx::codec_spec("cast_value", {{"data_type", "int16"}}));
+
+        // Two materialising array->array stages in a row, the second widening: each must write to a
+        // buffer other than the one holding its input (float64 -> float32 -> float64 and back).
+        const auto twice = zx::dynamic_chain::from_specs(
+            {zx::codec_spec("cast_value", {{"data_type", "float32"}}), zx::codec_spec("cast_value", {{"data_type", "float64"}}),
+             zx::codec_spec("bytes", {{"endian", "little"}})},
+            ctx_of(zx::dtype_id::float64, {1000}));
+        std::vector<double> w(1000);
+        for (std::size_t i = 0; i < w.size(); ++i)
+        {
+            w[i] = static_cast<double>(i) * 0.5 - 100.0; // exact in float32
+        }
+        zc::scratch_space s3;
+        for (int round = 0; round < 2; ++round) // the second round reuses the scratch buffers
+        {
+            auto stored2 = [&] {
+                const auto e = twice.encode(view_of(w), s3);
+                return std::vector<std::byte>(e.begin(), e.end());
+            }();
+            CHECK(values_of<double>(zx::byte_view(stored2.data(), stored2.size())) == w);
+            const auto back = twice.decode(zx::mutable_byte_view(stored2.data(), stored2.size()), s3,
+                                           zx::limit_values::from(zx::default_limits{}));
+            CHECK(values_of<double>(back) == w);
+        }
     }
 
     TEST_CASE("zarr-python's metadata cases for cast_value and scale_offset bind, or are refused by rule")
