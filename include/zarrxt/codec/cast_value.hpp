@@ -94,9 +94,9 @@ private:
     array_view convert(const array_view& in, buffer& out, dtype_id from, dtype_id to,
                        const std::vector<mapping>& map) const
     {
-        return detail::map_elements(in, out, info(to).size, [&](const std::byte* s, std::byte* d, std::size_t n) {
-            cast(s, from, d, to, n, map);
-        });
+        return detail::map_elements(in, out, info(to).size,
+                                    [&](const std::byte* s, std::byte* d, std::size_t n)
+                                    { cast(s, from, d, to, n, map); });
     }
 
     json m_scalar_map = nullptr; // as configured, for write-back
@@ -216,8 +216,8 @@ template <class To>
 [[noreturn]] void cast_failure(const std::string& value, std::string_view extra = {})
 {
     throw codec_error(codec_errc::value_out_of_range, cast_value::name,
-                      "value " + value + " is out of range for " + std::string(zarrxt::name(dtype_traits<To>::id)) +
-                          std::string(extra));
+                      "value " + value + " is out of range for " +
+                          std::string(zarrxt::name(dtype_traits<To>::id)) + std::string(extra));
 }
 
 inline std::string value_text(double v)
@@ -307,7 +307,8 @@ To cast_one(From x, cast_value::rounding_mode rounding, cast_value::out_of_range
         {
             // Integer to float: correctly rounded by the conversion (float16 through double, which
             // holds every integer that float16 can hold without overflowing).
-            const To y = [&] {
+            const To y = [&]
+            {
                 if constexpr (std::is_same_v<To, float16>)
                 {
                     return float_from_double<To>(static_cast<double>(x));
@@ -321,7 +322,8 @@ To cast_one(From x, cast_value::rounding_mode rounding, cast_value::out_of_range
             {
                 if (oor == oor_mode::clamp)
                 {
-                    return is_negative(x) ? float_from_double<To>(-as_double(float_max<To>())) : float_max<To>();
+                    return is_negative(x) ? float_from_double<To>(-as_double(float_max<To>()))
+                                          : float_max<To>();
                 }
                 cast_failure<To>(std::to_string(x));
             }
@@ -341,7 +343,8 @@ To cast_one(From x, cast_value::rounding_mode rounding, cast_value::out_of_range
             }
             if (oor == oor_mode::wrap)
             {
-                return static_cast<To>(static_cast<std::make_unsigned_t<To>>(static_cast<unsigned __int128>(v)));
+                return static_cast<To>(
+                    static_cast<std::make_unsigned_t<To>>(static_cast<unsigned __int128>(v)));
             }
             cast_failure<To>(std::to_string(x));
         }
@@ -395,8 +398,10 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
     if (auto r = cfg.find("rounding"); r != cfg.end())
     {
         static constexpr std::pair<std::string_view, rounding_mode> modes[] = {
-            {"nearest-even", rounding_mode::nearest_even},   {"towards-zero", rounding_mode::towards_zero},
-            {"towards-positive", rounding_mode::towards_positive}, {"towards-negative", rounding_mode::towards_negative},
+            {"nearest-even", rounding_mode::nearest_even},
+            {"towards-zero", rounding_mode::towards_zero},
+            {"towards-positive", rounding_mode::towards_positive},
+            {"towards-negative", rounding_mode::towards_negative},
             {"nearest-away", rounding_mode::nearest_away}};
         bool ok = false;
         for (const auto& [text, mode] : modes)
@@ -409,8 +414,10 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
         }
         if (!ok)
         {
-            detail::bad_config(name, "\"rounding\" must be one of nearest-even, towards-zero, towards-positive, "
-                                     "towards-negative, nearest-away, got " + r->dump());
+            detail::bad_config(name,
+                               "\"rounding\" must be one of nearest-even, towards-zero, towards-positive, "
+                               "towards-negative, nearest-away, got " +
+                                   r->dump());
         }
         c.m_has_rounding = true;
     }
@@ -430,7 +437,8 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
         }
         else
         {
-            detail::bad_config(name, "\"out_of_range\" must be \"error\", \"clamp\" or \"wrap\", got " + o->dump());
+            detail::bad_config(name,
+                               "\"out_of_range\" must be \"error\", \"clamp\" or \"wrap\", got " + o->dump());
         }
         c.m_has_out_of_range = true;
     }
@@ -442,7 +450,8 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
     {
         if (!m->is_object())
         {
-            detail::bad_config(name, "\"scalar_map\" must be an object with \"encode\" and/or \"decode\" lists");
+            detail::bad_config(name,
+                               "\"scalar_map\" must be an object with \"encode\" and/or \"decode\" lists");
         }
         for (auto it = m->begin(); it != m->end(); ++it)
         {
@@ -453,7 +462,8 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
             }
             if (!it->is_array())
             {
-                detail::bad_config(name, "\"scalar_map." + it.key() + "\" must be a list of [from, to] pairs");
+                detail::bad_config(name,
+                                   "\"scalar_map." + it.key() + "\" must be a list of [from, to] pairs");
             }
             const dtype_id from = enc ? c.array_type : c.data_type;
             const dtype_id to = enc ? c.data_type : c.array_type;
@@ -461,8 +471,8 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
             {
                 if (!pair.is_array() || pair.size() != 2)
                 {
-                    detail::bad_config(name, "\"scalar_map." + it.key() + "\" entries must be [from, to] pairs, got " +
-                                                 pair.dump());
+                    detail::bad_config(name, "\"scalar_map." + it.key() +
+                                                 "\" entries must be [from, to] pairs, got " + pair.dump());
                 }
                 mapping mp;
                 try
@@ -472,7 +482,8 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
                 }
                 catch (const metadata_error& e)
                 {
-                    detail::bad_config(name, "\"scalar_map." + it.key() + "\" entry " + pair.dump() + ": " + e.message());
+                    detail::bad_config(name, "\"scalar_map." + it.key() + "\" entry " + pair.dump() + ": " +
+                                                 e.message());
                 }
                 (enc ? c.encode_map : c.decode_map).push_back(mp);
             }
@@ -506,19 +517,25 @@ inline json cast_value::to_json() const
 inline void cast_value::cast(const std::byte* src, dtype_id from, std::byte* dst, dtype_id to, std::size_t n,
                              const std::vector<mapping>& map) const
 {
-    with_arithmetic_type(from, [&](auto ft) {
-        using From = typename decltype(ft)::type;
-        with_arithmetic_type(to, [&](auto tt) {
-            using To = typename decltype(tt)::type;
-            for (std::size_t i = 0; i < n; ++i)
-            {
-                From x;
-                std::memcpy(&x, src + i * sizeof(From), sizeof(From));
-                const To y = detail::cast_one<From, To>(x, rounding, out_of_range, map);
-                std::memcpy(dst + i * sizeof(To), &y, sizeof(To));
-            }
-        });
-    });
+    with_arithmetic_type(from,
+                         [&](auto ft)
+                         {
+                             using From = typename decltype(ft)::type;
+                             with_arithmetic_type(
+                                 to,
+                                 [&](auto tt)
+                                 {
+                                     using To = typename decltype(tt)::type;
+                                     for (std::size_t i = 0; i < n; ++i)
+                                     {
+                                         From x;
+                                         std::memcpy(&x, src + i * sizeof(From), sizeof(From));
+                                         const To y =
+                                             detail::cast_one<From, To>(x, rounding, out_of_range, map);
+                                         std::memcpy(dst + i * sizeof(To), &y, sizeof(To));
+                                     }
+                                 });
+                         });
 }
 
 inline fill_value cast_value::encoded_fill(const fill_value& f) const
@@ -537,5 +554,7 @@ inline fill_value cast_value::encoded_fill(const fill_value& f) const
     }
     return out;
 }
+
+static_assert(array_to_array_codec<cast_value>, "cast_value must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec

@@ -97,8 +97,9 @@ inline packbits packbits::from_json(const json& cfg, const codec_context& ctx)
         }
         else
         {
-            detail::bad_config(name, "\"padding_encoding\" must be \"none\", \"first_byte\" or \"last_byte\", got " +
-                                         it->dump());
+            detail::bad_config(
+                name,
+                "\"padding_encoding\" must be \"none\", \"first_byte\" or \"last_byte\", got " + it->dump());
         }
     }
     const dtype_info& d = info(ctx.dtype);
@@ -107,17 +108,19 @@ inline packbits packbits::from_json(const json& cfg, const codec_context& ctx)
     p.m_components = d.v2_kind == 'c' ? 2 : 1;
     p.m_component_bytes = d.size / p.m_components;
     p.m_component_bits = p.m_bool ? 1 : static_cast<unsigned>(8 * p.m_component_bytes);
-    auto bit = [&](const char* key) -> std::optional<unsigned> {
+    auto bit = [&](const char* key) -> std::optional<unsigned>
+    {
         auto it = cfg.find(key);
         if (it == cfg.end() || it->is_null())
         {
             return std::nullopt;
         }
-        if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() >= p.m_component_bits)
+        if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||
+            it->get<std::int64_t>() >= p.m_component_bits)
         {
             detail::bad_config(name, "\"" + std::string(key) + "\" must be null or a bit index below " +
-                                         std::to_string(p.m_component_bits) + " (" + std::string(zarrxt::name(ctx.dtype)) +
-                                         "), got " + it->dump());
+                                         std::to_string(p.m_component_bits) + " (" +
+                                         std::string(zarrxt::name(ctx.dtype)) + "), got " + it->dump());
         }
         return static_cast<unsigned>(it->get<std::int64_t>());
     };
@@ -132,12 +135,14 @@ inline packbits packbits::from_json(const json& cfg, const codec_context& ctx)
     }
     p.m_bits = last - p.m_first + 1;
     p.m_elements = zarrxt::detail::checked_product(ctx.chunk_shape, "chunk elements");
-    p.m_decoded_bytes = zarrxt::detail::to_size(zarrxt::detail::checked_mul(p.m_elements, d.size, "chunk bytes"), "chunk bytes");
+    p.m_decoded_bytes = zarrxt::detail::to_size(
+        zarrxt::detail::checked_mul(p.m_elements, d.size, "chunk bytes"), "chunk bytes");
     check_limit("max_chunk_bytes", p.m_decoded_bytes, ctx.limits.max_chunk_bytes);
-    const std::uint64_t bits =
-        zarrxt::detail::checked_mul(p.m_elements, std::uint64_t{p.m_components} * p.m_bits, "packed chunk bits");
+    const std::uint64_t bits = zarrxt::detail::checked_mul(
+        p.m_elements, std::uint64_t{p.m_components} * p.m_bits, "packed chunk bits");
     p.m_padding_bits = static_cast<unsigned>((8 - bits % 8) % 8);
-    p.m_encoded_bytes = static_cast<std::size_t>((bits + 7) / 8) + (p.padding_encoding == padding::none ? 0 : 1);
+    p.m_encoded_bytes =
+        static_cast<std::size_t>((bits + 7) / 8) + (p.padding_encoding == padding::none ? 0 : 1);
     return p;
 }
 
@@ -164,7 +169,8 @@ inline byte_view packbits::encode(byte_view in, buffer& scratch) const
     if (in.size() != m_decoded_bytes)
     {
         throw codec_error(codec_errc::size_mismatch, name,
-                          "chunk has " + std::to_string(in.size()) + " bytes, expected " + std::to_string(m_decoded_bytes));
+                          "chunk has " + std::to_string(in.size()) + " bytes, expected " +
+                              std::to_string(m_decoded_bytes));
     }
     if (full_width() && native_endian == endian::little)
     {
@@ -202,7 +208,8 @@ inline byte_view packbits::encode(byte_view in, buffer& scratch) const
             const std::byte* c = in.data() + i * m_component_bytes;
             for (std::size_t b = m_component_bytes; b-- > 0;)
             {
-                v = (v << 8) | static_cast<std::uint64_t>(c[native_endian == endian::little ? b : m_component_bytes - 1 - b]);
+                v = (v << 8) | static_cast<std::uint64_t>(
+                                   c[native_endian == endian::little ? b : m_component_bytes - 1 - b]);
             }
             v = (v >> m_first) & mask;
         }
@@ -226,17 +233,19 @@ inline mutable_byte_view packbits::decode(mutable_byte_view in, buffer& scratch)
     if (in.size() != m_encoded_bytes)
     {
         throw codec_error(codec_errc::size_mismatch, name,
-                          "chunk has " + std::to_string(in.size()) + " bytes, expected " + std::to_string(m_encoded_bytes));
+                          "chunk has " + std::to_string(in.size()) + " bytes, expected " +
+                              std::to_string(m_encoded_bytes));
     }
     const std::byte* bits = in.data() + (padding_encoding == padding::first_byte ? 1 : 0);
     if (padding_encoding != padding::none)
     {
-        const auto stored = static_cast<unsigned>(padding_encoding == padding::first_byte ? in[0] : in[in.size() - 1]);
+        const auto stored =
+            static_cast<unsigned>(padding_encoding == padding::first_byte ? in[0] : in[in.size() - 1]);
         if (stored != m_padding_bits)
         {
             throw codec_error(codec_errc::size_mismatch, name,
-                              "the padding byte says " + std::to_string(stored) + " padding bits, the chunk has " +
-                                  std::to_string(m_padding_bits));
+                              "the padding byte says " + std::to_string(stored) +
+                                  " padding bits, the chunk has " + std::to_string(m_padding_bits));
         }
     }
     if (full_width())
@@ -261,7 +270,8 @@ inline mutable_byte_view packbits::decode(mutable_byte_view in, buffer& scratch)
         {
             const unsigned at = static_cast<unsigned>(pos % 8);
             const unsigned take = std::min(m_bits - got, 8 - at);
-            const std::uint64_t chunk = (static_cast<std::uint64_t>(bits[pos / 8]) >> at) & ((1u << take) - 1);
+            const std::uint64_t chunk =
+                (static_cast<std::uint64_t>(bits[pos / 8]) >> at) & ((1u << take) - 1);
             v |= chunk << got;
             got += take;
             pos += take;
@@ -280,10 +290,13 @@ inline mutable_byte_view packbits::decode(mutable_byte_view in, buffer& scratch)
         std::byte* c = out + i * m_component_bytes;
         for (std::size_t b = 0; b < m_component_bytes; ++b)
         {
-            c[native_endian == endian::little ? b : m_component_bytes - 1 - b] = static_cast<std::byte>(v >> (8 * b));
+            c[native_endian == endian::little ? b : m_component_bytes - 1 - b] =
+                static_cast<std::byte>(v >> (8 * b));
         }
     }
     return scratch.mutable_view();
 }
+
+static_assert(array_to_bytes_codec<packbits>, "packbits must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec

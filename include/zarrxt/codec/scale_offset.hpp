@@ -48,12 +48,14 @@ public:
     array_view decode(array_view encoded, buffer& out) const
     {
         return detail::map_elements(encoded, out, info(dtype).size,
-                                    [&](const std::byte* s, std::byte* d, std::size_t n) { apply(s, d, n, false); });
+                                    [&](const std::byte* s, std::byte* d, std::size_t n)
+                                    { apply(s, d, n, false); });
     }
     array_view encode(array_view decoded, buffer& out) const
     {
         return detail::map_elements(decoded, out, info(dtype).size,
-                                    [&](const std::byte* s, std::byte* d, std::size_t n) { apply(s, d, n, true); });
+                                    [&](const std::byte* s, std::byte* d, std::size_t n)
+                                    { apply(s, d, n, true); });
     }
 
     /// n elements through the encoding (x - offset) * scale or the decoding x / scale + offset.
@@ -78,7 +80,8 @@ inline scale_offset scale_offset::from_json(const json& cfg, const codec_context
         detail::bad_config(name, "the array's data type must be an integer or floating-point type, not " +
                                      std::string(zarrxt::name(ctx.dtype)));
     }
-    auto scalar = [&](const char* key, json& keep, fill_value& out, int def) {
+    auto scalar = [&](const char* key, json& keep, fill_value& out, int def)
+    {
         auto it = cfg.find(key);
         if (it == cfg.end())
         {
@@ -121,79 +124,87 @@ inline json scale_offset::to_json() const
 
 inline void scale_offset::apply(const std::byte* src, std::byte* dst, std::size_t n, bool encoding) const
 {
-    with_arithmetic_type(dtype, [&](auto t) {
-        using T = typename decltype(t)::type;
-        const T o = offset.as<T>();
-        const T s = scale.as<T>();
-        if constexpr (std::is_integral_v<T>)
+    with_arithmetic_type(
+        dtype,
+        [&](auto t)
         {
-            // Modulo 2^bits: computed in an unsigned type at least as wide as unsigned int (so that
-            // the operands are not promoted to int, whose overflow is undefined), then truncated.
-            using U = std::make_unsigned_t<T>;
-            using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-            const W uo = static_cast<U>(o);
-            const W us = static_cast<U>(s);
-            for (std::size_t i = 0; i < n; ++i)
+            using T = typename decltype(t)::type;
+            const T o = offset.as<T>();
+            const T s = scale.as<T>();
+            if constexpr (std::is_integral_v<T>)
             {
-                T x;
-                std::memcpy(&x, src + i * sizeof(T), sizeof(T));
-                U y;
-                if (encoding)
+                // Modulo 2^bits: computed in an unsigned type at least as wide as unsigned int (so that
+                // the operands are not promoted to int, whose overflow is undefined), then truncated.
+                using U = std::make_unsigned_t<T>;
+                using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+                const W uo = static_cast<U>(o);
+                const W us = static_cast<U>(s);
+                for (std::size_t i = 0; i < n; ++i)
                 {
-                    y = static_cast<U>((static_cast<W>(static_cast<U>(x)) - uo) * us);
-                }
-                else
-                {
-                    T q;
-                    if constexpr (std::is_signed_v<T>)
+                    T x;
+                    std::memcpy(&x, src + i * sizeof(T), sizeof(T));
+                    U y;
+                    if (encoding)
                     {
-                        if (s == -1)
+                        y = static_cast<U>((static_cast<W>(static_cast<U>(x)) - uo) * us);
+                    }
+                    else
+                    {
+                        T q;
+                        if constexpr (std::is_signed_v<T>)
                         {
-                            q = static_cast<T>(static_cast<U>(W{0} - static_cast<W>(static_cast<U>(x)))); // min / -1 wraps to min
+                            if (s == -1)
+                            {
+                                q = static_cast<T>(static_cast<U>(
+                                    W{0} - static_cast<W>(static_cast<U>(x)))); // min / -1 wraps to min
+                            }
+                            else
+                            {
+                                q = static_cast<T>(x / s);
+                                if (x % s != 0 && ((x < 0) != (s < 0)))
+                                {
+                                    q = static_cast<T>(q - 1); // floor, as numpy's //
+                                }
+                            }
                         }
                         else
                         {
                             q = static_cast<T>(x / s);
-                            if (x % s != 0 && ((x < 0) != (s < 0)))
-                            {
-                                q = static_cast<T>(q - 1); // floor, as numpy's //
-                            }
                         }
+                        y = static_cast<U>(static_cast<W>(static_cast<U>(q)) + uo);
                     }
-                    else
-                    {
-                        q = static_cast<T>(x / s);
-                    }
-                    y = static_cast<U>(static_cast<W>(static_cast<U>(q)) + uo);
+                    std::memcpy(dst + i * sizeof(T), &y, sizeof(T));
                 }
-                std::memcpy(dst + i * sizeof(T), &y, sizeof(T));
             }
-        }
-        else if constexpr (std::is_same_v<T, float16>)
-        {
-            // numpy computes half floats in float and rounds to half after each operation.
-            const float fo = static_cast<float>(o);
-            const float fs = static_cast<float>(s);
-            for (std::size_t i = 0; i < n; ++i)
+            else if constexpr (std::is_same_v<T, float16>)
             {
-                T x;
-                std::memcpy(&x, src + i * sizeof(T), sizeof(T));
-                const float fx = static_cast<float>(x);
-                const T y = encoding ? T(static_cast<float>(T(fx - fo)) * fs) : T(static_cast<float>(T(fx / fs)) + fo);
-                std::memcpy(dst + i * sizeof(T), &y, sizeof(T));
+                // numpy computes half floats in float and rounds to half after each operation.
+                const float fo = static_cast<float>(o);
+                const float fs = static_cast<float>(s);
+                for (std::size_t i = 0; i < n; ++i)
+                {
+                    T x;
+                    std::memcpy(&x, src + i * sizeof(T), sizeof(T));
+                    const float fx = static_cast<float>(x);
+                    const T y = encoding ? T(static_cast<float>(T(fx - fo)) * fs)
+                                         : T(static_cast<float>(T(fx / fs)) + fo);
+                    std::memcpy(dst + i * sizeof(T), &y, sizeof(T));
+                }
             }
-        }
-        else
-        {
-            for (std::size_t i = 0; i < n; ++i)
+            else
             {
-                T x;
-                std::memcpy(&x, src + i * sizeof(T), sizeof(T));
-                const T y = encoding ? static_cast<T>(static_cast<T>(x - o) * s) : static_cast<T>(static_cast<T>(x / s) + o);
-                std::memcpy(dst + i * sizeof(T), &y, sizeof(T));
+                for (std::size_t i = 0; i < n; ++i)
+                {
+                    T x;
+                    std::memcpy(&x, src + i * sizeof(T), sizeof(T));
+                    const T y = encoding ? static_cast<T>(static_cast<T>(x - o) * s)
+                                         : static_cast<T>(static_cast<T>(x / s) + o);
+                    std::memcpy(dst + i * sizeof(T), &y, sizeof(T));
+                }
             }
-        }
-    });
+        });
 }
+
+static_assert(array_to_array_codec<scale_offset>, "scale_offset must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec

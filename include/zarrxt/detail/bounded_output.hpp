@@ -24,7 +24,10 @@ class bounded_output
 public:
     bounded_output(buffer& out, std::size_t in_size, std::optional<std::size_t> exact, std::size_t max,
                    std::string_view stage)
-        : m_out(out), m_exact(exact), m_cap(exact ? *exact : max), m_stage(stage)
+        : m_out(out)
+        , m_exact(exact)
+        , m_cap(exact ? *exact : max)
+        , m_stage(stage)
     {
         if (exact && *exact > max)
         {
@@ -52,7 +55,8 @@ public:
             if (m_exact)
             {
                 throw codec_error(codec_errc::size_mismatch, m_stage,
-                                  "stream decodes to more than the expected " + std::to_string(*m_exact) + " bytes");
+                                  "stream decodes to more than the expected " + std::to_string(*m_exact) +
+                                      " bytes");
             }
             throw limit_exceeded("max_chunk_bytes", m_cap + 1, m_cap);
         }

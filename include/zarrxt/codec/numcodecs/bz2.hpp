@@ -45,8 +45,14 @@ public:
 #endif
         return c;
     }
-    json to_json() const { return {{"level", level}}; }
-    std::optional<std::size_t> encoded_size(std::size_t) const { return std::nullopt; }
+    json to_json() const
+    {
+        return {{"level", level}};
+    }
+    std::optional<std::size_t> encoded_size(std::size_t) const
+    {
+        return std::nullopt;
+    }
 
     void encode(byte_view in, buffer& out) const;
     mutable_byte_view decode(mutable_byte_view in, buffer& out, const decode_hint& hint) const;
@@ -109,7 +115,8 @@ inline void bz2::encode(byte_view in, buffer& out) const
         }
         if (r != BZ_RUN_OK && r != BZ_FINISH_OK)
         {
-            throw codec_error(codec_errc::encode_failed, name, "BZ2_bzCompress returned " + std::to_string(r));
+            throw codec_error(codec_errc::encode_failed, name,
+                              "BZ2_bzCompress returned " + std::to_string(r));
         }
     }
     dst.resize(out_pos);
@@ -126,8 +133,9 @@ inline mutable_byte_view bz2::decode(mutable_byte_view in, buffer& out, const de
     if (!is_magic(in.data(), in.size()))
     {
         throw codec_error(in.size() < 4 ? codec_errc::truncated : codec_errc::corrupt_stream, name,
-                          in.size() < 4 ? "input has " + std::to_string(in.size()) + " bytes, a stream header needs 4"
-                                        : std::string("not a bzip2 stream (no \"BZh\" header)"));
+                          in.size() < 4
+                              ? "input has " + std::to_string(in.size()) + " bytes, a stream header needs 4"
+                              : std::string("not a bzip2 stream (no \"BZh\" header)"));
     }
     while (in_pos < in.size())
     {
@@ -160,7 +168,8 @@ inline mutable_byte_view bz2::decode(mutable_byte_view in, buffer& out, const de
             }
             if (r == BZ_DATA_ERROR || r == BZ_DATA_ERROR_MAGIC)
             {
-                throw codec_error(codec_errc::corrupt_stream, name, "invalid bzip2 stream (bad data or block checksum)");
+                throw codec_error(codec_errc::corrupt_stream, name,
+                                  "invalid bzip2 stream (bad data or block checksum)");
             }
             if (r == BZ_MEM_ERROR)
             {
@@ -168,7 +177,8 @@ inline mutable_byte_view bz2::decode(mutable_byte_view in, buffer& out, const de
             }
             if (r != BZ_OK)
             {
-                throw codec_error(codec_errc::corrupt_stream, name, "BZ2_bzDecompress returned " + std::to_string(r));
+                throw codec_error(codec_errc::corrupt_stream, name,
+                                  "BZ2_bzDecompress returned " + std::to_string(r));
             }
             if (in_pos == in.size() && s.avail_out != 0)
             {
@@ -197,5 +207,7 @@ inline mutable_byte_view bz2::decode(mutable_byte_view, buffer&, const decode_hi
 }
 
 #endif
+
+static_assert(bytes_to_bytes_codec<bz2>, "bz2 must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec::numcodecs

@@ -119,7 +119,8 @@ namespace lzma_impl
                       : r == LZMA_BUF_ERROR         ? "truncated stream"
                                                     : "liblzma error";
     throw codec_error(r == LZMA_BUF_ERROR ? codec_errc::truncated : codec_errc::corrupt_stream, lzma::name,
-                      std::string(what) + ": " + why + " (liblzma code " + std::to_string(static_cast<int>(r)) + ")");
+                      std::string(what) + ": " + why + " (liblzma code " +
+                          std::to_string(static_cast<int>(r)) + ")");
 }
 
 struct stream_guard
@@ -182,7 +183,8 @@ inline std::uint32_t dict_cap_of(std::size_t remaining) noexcept
 {
     // A dictionary as large as the output still allowed decodes any valid stream exactly.
     const std::uint64_t r = remaining;
-    return static_cast<std::uint32_t>(std::max<std::uint64_t>(LZMA_DICT_SIZE_MIN, std::min<std::uint64_t>(r, UINT32_MAX)));
+    return static_cast<std::uint32_t>(
+        std::max<std::uint64_t>(LZMA_DICT_SIZE_MIN, std::min<std::uint64_t>(r, UINT32_MAX)));
 }
 
 } // namespace lzma_impl
@@ -191,7 +193,8 @@ inline std::uint32_t dict_cap_of(std::size_t remaining) noexcept
 inline lzma lzma::from_json(const json& cfg, const codec_context&)
 {
     // A non-negative JSON integer, however nlohmann stores it (parsed: unsigned; built in C++: signed).
-    auto unsigned_of = [](const json& j, std::uint64_t& v) {
+    auto unsigned_of = [](const json& j, std::uint64_t& v)
+    {
         if (j.is_number_unsigned())
         {
             v = j.get<std::uint64_t>();
@@ -210,23 +213,27 @@ inline lzma lzma::from_json(const json& cfg, const codec_context&)
     c.check = static_cast<int>(detail::int_member(name, cfg, "check", -1, -1, 15));
     if (c.format == 0)
     {
-        detail::bad_config(name, "\"format\" 0 (auto-detection) cannot encode; use 1 (.xz), 2 (.lzma) or 3 (raw)");
+        detail::bad_config(name,
+                           "\"format\" 0 (auto-detection) cannot encode; use 1 (.xz), 2 (.lzma) or 3 (raw)");
     }
     if (c.format == 1 && c.check != -1 && c.check != 0 && c.check != 1 && c.check != 4 && c.check != 10)
     {
-        detail::bad_config(name, "\"check\" must be -1, 0 (none), 1 (CRC32), 4 (CRC64) or 10 (SHA-256), got " +
-                                     std::to_string(c.check));
+        detail::bad_config(name,
+                           "\"check\" must be -1, 0 (none), 1 (CRC32), 4 (CRC64) or 10 (SHA-256), got " +
+                               std::to_string(c.check));
     }
     if (c.format != 1 && c.check != -1 && c.check != 0)
     {
-        detail::bad_config(name, "\"check\" is only supported by format 1 (.xz), got " + std::to_string(c.check));
+        detail::bad_config(name,
+                           "\"check\" is only supported by format 1 (.xz), got " + std::to_string(c.check));
     }
     if (auto it = cfg.find("preset"); it != cfg.end() && !it->is_null())
     {
         std::uint64_t v = 0;
         if (!unsigned_of(*it, v) || (v & ~std::uint64_t{preset_extreme}) > 9)
         {
-            detail::bad_config(name, "\"preset\" must be null or 0..9, optionally | 2^31 (extreme), got " + it->dump());
+            detail::bad_config(name, "\"preset\" must be null or 0..9, optionally | 2^31 (extreme), got " +
+                                         it->dump());
         }
         c.preset = static_cast<std::uint32_t>(v);
     }
@@ -238,7 +245,8 @@ inline lzma lzma::from_json(const json& cfg, const codec_context&)
         }
         if (!it->is_array() || it->empty() || it->size() > 4)
         {
-            detail::bad_config(name, "\"filters\" must be null or a list of 1 to 4 filters, got " + it->dump());
+            detail::bad_config(name,
+                               "\"filters\" must be null or a list of 1 to 4 filters, got " + it->dump());
         }
         c.filters = *it;
         for (const auto& f : *it)
@@ -246,9 +254,11 @@ inline lzma lzma::from_json(const json& cfg, const codec_context&)
             filter_spec s;
             if (!f.is_object() || !f.contains("id") || !unsigned_of(f["id"], s.id))
             {
-                detail::bad_config(name, "each filter must be an object with an integer \"id\", got " + f.dump());
+                detail::bad_config(name,
+                                   "each filter must be an object with an integer \"id\", got " + f.dump());
             }
-            auto u32 = [&](const char* k, std::uint64_t hi) -> std::optional<std::uint32_t> {
+            auto u32 = [&](const char* k, std::uint64_t hi) -> std::optional<std::uint32_t>
+            {
                 auto m = f.find(k);
                 if (m == f.end())
                 {
@@ -257,19 +267,23 @@ inline lzma lzma::from_json(const json& cfg, const codec_context&)
                 std::uint64_t v = 0;
                 if (!unsigned_of(*m, v) || v > hi)
                 {
-                    detail::bad_config(name, std::string("filter option \"") + k + "\" must be an integer in [0, " +
-                                                 std::to_string(hi) + "], got " + m->dump());
+                    detail::bad_config(name, std::string("filter option \"") + k +
+                                                 "\" must be an integer in [0, " + std::to_string(hi) +
+                                                 "], got " + m->dump());
                 }
                 return static_cast<std::uint32_t>(v);
             };
             if (s.id == id_lzma1 || s.id == id_lzma2)
             {
-                detail::check_keys(name, f, {"id", "preset", "dict_size", "lc", "lp", "pb", "mode", "nice_len", "mf", "depth"});
+                detail::check_keys(
+                    name, f,
+                    {"id", "preset", "dict_size", "lc", "lp", "pb", "mode", "nice_len", "mf", "depth"});
                 if (auto p = u32("preset", UINT32_MAX))
                 {
                     if ((*p & ~preset_extreme) > 9)
                     {
-                        detail::bad_config(name, "filter \"preset\" must be 0..9, optionally | 2^31, got " + std::to_string(*p));
+                        detail::bad_config(name, "filter \"preset\" must be 0..9, optionally | 2^31, got " +
+                                                     std::to_string(*p));
                     }
                     s.preset = *p;
                 }
@@ -294,8 +308,9 @@ inline lzma lzma::from_json(const json& cfg, const codec_context&)
             }
             else
             {
-                detail::bad_config(name, "filter id " + std::to_string(s.id) +
-                                             " is not supported (supported: 3 delta, 33 LZMA2, 4611686018427387905 LZMA1)");
+                detail::bad_config(
+                    name, "filter id " + std::to_string(s.id) +
+                              " is not supported (supported: 3 delta, 33 LZMA2, 4611686018427387905 LZMA1)");
             }
             c.m_chain.push_back(s);
         }
@@ -307,7 +322,8 @@ inline lzma lzma::from_json(const json& cfg, const codec_context&)
         }
         if (!delta_only_before || (last != id_lzma1 && last != id_lzma2))
         {
-            detail::bad_config(name, "\"filters\" must be delta filters followed by one LZMA1 or LZMA2 filter");
+            detail::bad_config(name,
+                               "\"filters\" must be delta filters followed by one LZMA1 or LZMA2 filter");
         }
         if (c.format == 1 && last != id_lzma2)
         {
@@ -411,8 +427,9 @@ inline void lzma::encode(byte_view in, buffer& out) const
         {
             throw std::bad_alloc();
         }
-        throw codec_error(codec_errc::encode_failed, name, "liblzma refused the encoder options (code " +
-                                                               std::to_string(static_cast<int>(r)) + ")");
+        throw codec_error(codec_errc::encode_failed, name,
+                          "liblzma refused the encoder options (code " + std::to_string(static_cast<int>(r)) +
+                              ")");
     }
     const bool aliased = in.data() == out.data() && !in.empty();
     buffer tmp;
@@ -442,7 +459,8 @@ inline void lzma::encode(byte_view in, buffer& out) const
             {
                 throw std::bad_alloc();
             }
-            throw codec_error(codec_errc::encode_failed, name, "lzma_code returned " + std::to_string(static_cast<int>(r)));
+            throw codec_error(codec_errc::encode_failed, name,
+                              "lzma_code returned " + std::to_string(static_cast<int>(r)));
         }
     }
     dst.resize(pos);
@@ -479,9 +497,11 @@ inline mutable_byte_view lzma::decode_xz(mutable_byte_view in, zarrxt::detail::b
         {
             if (!first)
             {
-                throw codec_error(codec_errc::trailing_bytes, name, std::to_string(n - pos) + " bytes follow the end of the stream");
+                throw codec_error(codec_errc::trailing_bytes, name,
+                                  std::to_string(n - pos) + " bytes follow the end of the stream");
             }
-            throw codec_error(codec_errc::truncated, name, "input has " + std::to_string(n) + " bytes, an .xz header needs 12");
+            throw codec_error(codec_errc::truncated, name,
+                              "input has " + std::to_string(n) + " bytes, an .xz header needs 12");
         }
         if (!lzma_impl::is_xz_magic(p + pos, n - pos))
         {
@@ -540,7 +560,8 @@ inline mutable_byte_view lzma::decode_xz(mutable_byte_view in, zarrxt::detail::b
             }
             for (std::size_t i = 0; filters[i].id != LZMA_VLI_UNKNOWN; ++i)
             {
-                if ((filters[i].id == LZMA_FILTER_LZMA2 || filters[i].id == LZMA_FILTER_LZMA1) && filters[i].options)
+                if ((filters[i].id == LZMA_FILTER_LZMA2 || filters[i].id == LZMA_FILTER_LZMA1) &&
+                    filters[i].options)
                 {
                     auto* lz = static_cast<lzma_options_lzma*>(filters[i].options);
                     lz->dict_size = std::min(lz->dict_size, lzma_impl::dict_cap_of(o.remaining()));
@@ -553,7 +574,8 @@ inline mutable_byte_view lzma::decode_xz(mutable_byte_view in, zarrxt::detail::b
                 lzma_impl::fail(r, "block");
             }
             bool ended = false;
-            pos += lzma_impl::pump(g.s, p + pos + block.header_size, n - pos - block.header_size, o, true, ended) +
+            pos += lzma_impl::pump(g.s, p + pos + block.header_size, n - pos - block.header_size, o, true,
+                                   ended) +
                    block.header_size;
             r = lzma_index_hash_append(ih.h, lzma_block_unpadded_size(&block), block.uncompressed_size);
             if (r != LZMA_OK)
@@ -584,12 +606,13 @@ inline mutable_byte_view lzma::decode_xz(mutable_byte_view in, zarrxt::detail::b
         if (lzma_stream_flags_compare(&header, &footer) != LZMA_OK ||
             footer.backward_size != lzma_index_hash_size(ih.h))
         {
-            throw codec_error(codec_errc::corrupt_stream, name, "the stream footer does not match its header and index");
+            throw codec_error(codec_errc::corrupt_stream, name,
+                              "the stream footer does not match its header and index");
         }
         pos += LZMA_STREAM_HEADER_SIZE;
         // Stream padding: zero bytes in groups of four, then possibly another stream.
-        while (n - pos >= 4 && p[pos] == std::byte{0} && p[pos + 1] == std::byte{0} && p[pos + 2] == std::byte{0} &&
-               p[pos + 3] == std::byte{0})
+        while (n - pos >= 4 && p[pos] == std::byte{0} && p[pos + 1] == std::byte{0} &&
+               p[pos + 2] == std::byte{0} && p[pos + 3] == std::byte{0})
         {
             pos += 4;
         }
@@ -633,7 +656,8 @@ inline mutable_byte_view lzma::decode_alone(mutable_byte_view in, zarrxt::detail
     }
     if (used != in.size())
     {
-        throw codec_error(codec_errc::trailing_bytes, name, std::to_string(in.size() - used) + " bytes follow the end of the stream");
+        throw codec_error(codec_errc::trailing_bytes, name,
+                          std::to_string(in.size() - used) + " bytes follow the end of the stream");
     }
     return o.finish();
 }
@@ -652,7 +676,8 @@ inline mutable_byte_view lzma::decode_raw(mutable_byte_view in, zarrxt::detail::
     const std::size_t used = lzma_impl::pump(g.s, in.data(), in.size(), o, true, ended);
     if (used != in.size())
     {
-        throw codec_error(codec_errc::trailing_bytes, name, std::to_string(in.size() - used) + " bytes follow the end of the stream");
+        throw codec_error(codec_errc::trailing_bytes, name,
+                          std::to_string(in.size() - used) + " bytes follow the end of the stream");
     }
     return o.finish();
 }
@@ -670,5 +695,7 @@ inline mutable_byte_view lzma::decode(mutable_byte_view, buffer&, const decode_h
 }
 
 #endif
+
+static_assert(bytes_to_bytes_codec<lzma>, "lzma must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec::numcodecs

@@ -30,12 +30,13 @@ public:
         detail::check_keys(name, cfg, {"id"});
         if (ctx.dtype != dtype_id::bool_)
         {
-            detail::bad_config(name, "packbits needs a bool array, not " + std::string(zarrxt::name(ctx.dtype)));
+            detail::bad_config(name,
+                               "packbits needs a bool array, not " + std::string(zarrxt::name(ctx.dtype)));
         }
         packbits p;
         p.m_shape = ctx.chunk_shape;
-        p.m_elements = zarrxt::detail::to_size(zarrxt::detail::checked_product(ctx.chunk_shape, "chunk elements"),
-                                               "chunk elements");
+        p.m_elements = zarrxt::detail::to_size(
+            zarrxt::detail::checked_product(ctx.chunk_shape, "chunk elements"), "chunk elements");
         p.m_padding = static_cast<unsigned>((8 - p.m_elements % 8) % 8);
         return p;
     }
@@ -58,8 +59,8 @@ public:
         if (stored != m_padding)
         {
             throw codec_error(codec_errc::size_mismatch, name,
-                              "the padding byte says " + std::to_string(stored) + " padding bits, the chunk has " +
-                                  std::to_string(m_padding));
+                              "the padding byte says " + std::to_string(stored) +
+                                  " padding bits, the chunk has " + std::to_string(m_padding));
         }
         out.resize_discard(m_elements);
         for (std::size_t i = 0; i < m_elements; ++i)
@@ -117,5 +118,7 @@ private:
     std::size_t m_elements = 0;
     unsigned m_padding = 0;
 };
+
+static_assert(array_to_array_codec<packbits>, "packbits must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec::numcodecs
