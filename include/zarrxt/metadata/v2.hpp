@@ -107,12 +107,13 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
     if (id == "lzma")
     {
         // numcodecs writes every member (null for preset and filters); missing ones take its defaults.
+        // Other members are ignored, as for the other compressors.
         json cfg = {{"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}};
-        for (auto it = c.begin(); it != c.end(); ++it)
+        for (const char* k : {"format", "check", "preset", "filters"})
         {
-            if (it.key() != "id")
+            if (auto it = c.find(k); it != c.end())
             {
-                cfg[it.key()] = it.value();
+                cfg[k] = *it;
             }
         }
         return codec_spec("numcodecs.lzma", std::move(cfg));
