@@ -35,7 +35,6 @@ const std::set<std::string> unsupported_features = {
     "v2-dtype:m",
     // v2 filters (numcodecs ids).
     "v2-filter:quantize",
-    "v2-filter:packbits",
     "v2-filter:categorize",
     "v2-filter:astype",
     // v3 data types and codecs.

@@ -1,6 +1,7 @@
 // Zarr v2 interoperability with zarr-python 2.13 (Debian's python3-zarr), in both directions:
-// zarr-python writes a matrix of arrays (tests/peers/zarr_python_peer.py) that zarrxt reads value
-// for value, whole and in sub-regions; zarrxt writes the same matrix and zarr-python verifies it;
+// zarr-python writes a matrix of arrays (tests/peers/zarr_python_peer.py, every numcodecs
+// compressor and the PackBits filter) that zarrxt reads value for value, whole and in
+// sub-regions; zarrxt writes the same matrix and zarr-python verifies it;
 // zarrxt updates zarr-python's arrays in place and zarr-python reads the result. The committed
 // fixtures in tests/data/v2 are read without Python.
 #include "interop.hpp"
@@ -62,6 +63,19 @@ zx::v2_options v2_options_for(const zx::json& e, zx::json& expect)
     {
         o.fill_value = zx::scalar::from_json(e.at("fill_value"));
     }
+    // numcodecs' configurations without their id, as numcodecs.* codecs (PackBits, BZ2, LZMA).
+    auto numcodecs_spec = [](const zx::json& cfg) {
+        zx::json rest = cfg;
+        rest.erase("id");
+        return zx::codec_spec("numcodecs." + cfg.at("id").get<std::string>(), rest);
+    };
+    if (const auto f = expect.find("filters"); f != expect.end())
+    {
+        for (const auto& filter : *f)
+        {
+            o.filters.push_back(numcodecs_spec(filter));
+        }
+    }
     const auto& c = expect.at("compressor");
     if (c.is_null())
     {
@@ -72,6 +86,11 @@ zx::v2_options v2_options_for(const zx::json& e, zx::json& expect)
     if (id == "gzip" || id == "zlib" || id == "zstd")
     {
         o.compressor = zx::codec_spec(id, {{"level", c.at("level")}});
+        return o;
+    }
+    if (id == "bz2" || id == "lzma")
+    {
+        o.compressor = numcodecs_spec(c);
         return o;
     }
     REQUIRE(id == "blosc");
@@ -219,6 +238,63 @@ TEST_SUITE("interop")
                 FAIL_CHECK(e.what());
             }
             CHECK(zi::hex(got) + "\n" == r.output);
+        }
+    }
+
+    TEST_CASE("zstd checksum frames: numcodecs 0.11 refuses the member, reads and verifies the frames")
+    {
+        if (!zxtest::python_has_zarr())
+        {
+            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
+        }
+        zxtest::temp_dir dir("zarrxt-py-zstdsum");
+        zx::filesystem_store store{dir.str()};
+        auto a = zx::create<std::int32_t, 2>(
+            store, "a",
+            zx::v2_options{.shape = {11, 9}, .chunks = {4, 4}, .compressor = zx::codec_spec("zstd", {{"level", 3}, {"checksum", true}})});
+        xt::xtensor<std::int32_t, 2> v = xt::xtensor<std::int32_t, 2>::from_shape({11, 9});
+        for (std::size_t i = 0; i < v.size(); ++i)
+        {
+            v.data()[i] = static_cast<std::int32_t>(i * 7919) - 40000;
+        }
+        a.write({{0, 0}, {11, 9}}, v);
+        std::string want;
+        zi::append_le(want, v.data(), v.size());
+        const auto zarray = dir.path() / "a" / ".zarray";
+        zx::json doc = zi::read_json(zarray);
+        REQUIRE(doc["compressor"] == zx::json({{"id", "zstd"}, {"level", 3}, {"checksum", true}}));
+        auto dump = [&] {
+            return zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " dump " +
+                               zxtest::quote((dir.path() / "a").string()));
+        };
+        // numcodecs 0.11's Zstd takes no checksum argument: it cannot open this array at all.
+        auto r = dump();
+        CHECK(r.status != 0);
+        CHECK_MESSAGE(r.output.find("unexpected keyword argument 'checksum'") != std::string::npos, r.output);
+        // Without the member it reads the frames, and libzstd checks each frame's checksum there.
+        doc["compressor"].erase("checksum");
+        zxtest::write_file(zarray, doc.dump());
+        r = dump();
+        REQUIRE_MESSAGE(r.status == 0, r.output);
+        CHECK(r.output == zi::hex(want) + "\n");
+        // A frame whose checksum no longer matches: numcodecs refuses it, and so does zarrxt (codec.4).
+        const auto chunk = dir.path() / "a" / "1.1";
+        std::string bytes = zxtest::read_file(chunk);
+        REQUIRE((static_cast<unsigned char>(bytes[4]) & 0x04) != 0); // the frame declares a checksum
+        bytes.back() = static_cast<char>(bytes.back() ^ 0x01);
+        zxtest::write_file(chunk, bytes);
+        r = dump();
+        CHECK(r.status != 0);
+        CHECK_MESSAGE(r.output.find("checksum") != std::string::npos, r.output);
+        try
+        {
+            (void)zx::open<std::int32_t, 2>(store, "a").read({{4, 4}, {1, 1}});
+            FAIL_CHECK("zarrxt read a chunk whose checksum does not match");
+        }
+        catch (const zx::codec_error& e)
+        {
+            CHECK(e.id() == "zarrxt.codec.4");
+            CHECK(e.key() == "a/1.1");
         }
     }
 

@@ -1,8 +1,9 @@
 // Zarr v3 interoperability with zarrita.js 0.7.5, in both directions: zarrita writes a matrix of
 // arrays (tests/peers/zarrita_peer.mjs) that zarrxt reads value for value, whole and in
-// sub-regions; zarrxt writes the same matrix, plus sharded and zstd-checksum variants that
-// zarrita cannot write, and zarrita reads every value back; zarrxt also updates zarrita's arrays
-// in place. What zarrita cannot encode is listed in the peer's header comment.
+// sub-regions; zarrxt writes the same matrix, plus sharded, zstd-checksum, numcodecs.zlib,
+// cast_value and scale_offset variants that zarrita cannot write, and zarrita reads every value
+// back; zarrxt also updates zarrita's arrays in place, and converts a v2 zlib array to v3 for
+// zarrita to read. What zarrita cannot encode is listed in the peer's header comment.
 #include "interop.hpp"
 
 #include <memory>
@@ -155,6 +156,71 @@ std::optional<zx::json> zstd_checksum_entry(const zx::json& e)
     return s;
 }
 
+/// Variants of an entry stored little-endian without a compressor ("bytes-le"), with codecs zarrita
+/// 0.7.5 decodes but does not encode: numcodecs.zlib (the v3 name zarrxt writes for zlib) for every
+/// data type, and chains that read back exactly: numcodecs.bitround keeping every mantissa bit,
+/// cast_value to a wider type, and scale_offset on
+/// integers (modulo 2^bits, so every value survives) followed by cast_value. Floats get no
+/// scale_offset here: (-0.0 - offset) * scale + ... cannot give back -0.0, which the formula has.
+std::vector<zx::json> codec_variants(const zx::json& e)
+{
+    std::vector<zx::json> out;
+    const std::string name = e.at("name").get<std::string>();
+    if (name.find(".bytes-le.") == std::string::npos)
+    {
+        return out;
+    }
+    const std::string dtype = e.at("dtype").get<std::string>();
+    const zx::json bytes_le = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
+    const zx::json bytes_be = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
+    auto variant = [&](const std::string& label, zx::json codecs) {
+        zx::json v = e;
+        v["name"] = name + "." + label;
+        v["codecs"] = std::move(codecs);
+        v.erase("expected");
+        v.erase("digest");
+        out.push_back(v);
+    };
+    variant("numcodecs-zlib", zx::json::array({bytes_le, {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}}));
+    auto cast = [](const char* to, zx::json extra = zx::json::object()) {
+        zx::json cfg = {{"data_type", to}};
+        cfg.update(extra);
+        return zx::json{{"name", "cast_value"}, {"configuration", cfg}};
+    };
+    if (dtype == "int16")
+    {
+        variant("cast-int32", zx::json::array({cast("int32"), bytes_be}));
+    }
+    else if (dtype == "uint8")
+    {
+        variant("cast-uint16", zx::json::array({cast("uint16", {{"out_of_range", "clamp"}}), bytes_le}));
+    }
+    else if (dtype == "float32")
+    {
+        variant("cast-float64", zx::json::array({cast("float64"), bytes_le,
+                                                 {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", true}}}}}));
+    }
+    if (dtype == "float32" || dtype == "float64")
+    {
+        // numcodecs.bitround in v3, keeping every mantissa bit (so the values survive exactly).
+        variant("numcodecs-bitround",
+                zx::json::array({{{"name", "numcodecs.bitround"}, {"configuration", {{"keepbits", dtype == "float32" ? 23 : 52}}}},
+                                 bytes_le}));
+    }
+    else if (dtype == "int32")
+    {
+        variant("scale-offset-cast",
+                zx::json::array({{{"name", "scale_offset"}, {"configuration", {{"offset", 7}, {"scale", -1}}}},
+                                 cast("int64"), bytes_be}));
+    }
+    else if (dtype == "uint32")
+    {
+        variant("scale-offset", zx::json::array({{{"name", "scale_offset"}, {"configuration", {{"offset", 4000000000u}}}},
+                                                 bytes_le}));
+    }
+    return out;
+}
+
 } // namespace
 
 TEST_SUITE("interop")
@@ -213,6 +279,10 @@ TEST_SUITE("interop")
             {
                 entries.push_back(*z);
             }
+            for (auto& v : codec_variants(e))
+            {
+                entries.push_back(std::move(v));
+            }
             ++i;
         }
         zxtest::temp_dir dir("zarrxt-zarrita-verify");
@@ -237,6 +307,60 @@ TEST_SUITE("interop")
             out["arrays"].push_back(e);
         }
         CHECK(sharded >= 20);
+        CHECK(std::count_if(entries.begin(), entries.end(), [](const zx::json& e) {
+                  return e.at("name").get<std::string>().find(".numcodecs-zlib") != std::string::npos;
+              }) >= 12);
+        zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
+        const auto r = zxtest::run(peer_command("verify", dir.str()));
+        CHECK_MESSAGE(r.status == 0, r.output);
+        MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+    }
+
+    TEST_CASE("zarrxt convert turns a v2 zlib array into v3 numcodecs.zlib, and zarrita reads it")
+    {
+        if (const auto why = zarrita_missing(); !why.empty())
+        {
+            ZX_SKIP(why);
+        }
+        const std::string tool = zxtest::env("ZARRXT_TOOL");
+        if (tool.empty() || !std::filesystem::exists(tool))
+        {
+            ZX_SKIP("the zarrxt tool is not built (meson option tools=false)");
+        }
+        const auto& z = zarrita_written();
+        REQUIRE(z.result.status == 0);
+        zxtest::temp_dir dir("zarrxt-zarrita-convert");
+        zx::filesystem_store v2_store{(dir.path() / "v2").string()};
+        zx::json out = {{"writer", "zarrxt (v2 zlib, then zarrxt convert with default options)"}, {"arrays", zx::json::array()}};
+        for (const auto& e : z.manifest.at("arrays"))
+        {
+            const std::string name = e.at("name").get<std::string>();
+            if (name.find(".bytes-le.") == std::string::npos || e.at("shape").empty())
+            {
+                continue;
+            }
+            INFO("array ", name);
+            zx::v2_options o;
+            o.shape = zi::to_shape(e.at("shape"));
+            o.chunks = zi::to_shape(e.at("chunks"));
+            o.compressor = zx::codec_spec("zlib", {{"level", 1}});
+            o.fill_value = zx::scalar::from_json(e.at("fill_value"));
+            zi::create_with_formula(v2_store, name, o, e);
+            const auto dst = dir.path() / "arrays" / name;
+            const auto r = zxtest::run(zxtest::quote(tool) + " convert " + zxtest::quote((dir.path() / "v2" / name).string()) +
+                                       " " + zxtest::quote(dst.string()) + " --zarr-format 3");
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+            const zx::json doc = zi::read_json(dst / "zarr.json");
+            REQUIRE(doc.at("codecs").size() == 2);
+            CHECK(doc["codecs"][1] == zx::json({{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}));
+            zx::json entry = e;
+            entry.erase("expected");
+            entry.erase("digest");
+            entry["codecs"] = doc["codecs"];
+            entry["chunk_key_encoding"] = doc["chunk_key_encoding"];
+            out["arrays"].push_back(entry);
+        }
+        REQUIRE(out["arrays"].size() >= 12);
         zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
         const auto r = zxtest::run(peer_command("verify", dir.str()));
         CHECK_MESSAGE(r.status == 0, r.output);

@@ -1,5 +1,6 @@
 // Resource limits against hostile input: metadata nesting and size, decompression bombs (gzip,
-// zlib, zstd with and without a content size, blosc), oversized chunks, shard indexes and reads.
+// zlib, zstd with and without a content size, blosc, bz2, lzma), an lzma header asking for a 4 GiB
+// dictionary, oversized chunks, shard indexes and reads.
 // A limit must stop the work before the memory is spent: each bomb runs in a child process that
 // reports the error it got and how far its peak resident memory rose.
 #include "hostile_support.hpp"
@@ -9,11 +10,19 @@
 #if ZARRXT_HAS_BLOSC
 #include <blosc.h>
 #endif
+#if ZARRXT_HAS_BZ2
+#include <bzlib.h>
+#endif
+#if ZARRXT_HAS_LZMA
+#include <lzma.h>
+#endif
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -165,6 +174,66 @@ std::string zstd_zeros(std::uint64_t n, bool content_size)
     return out;
 }
 
+#if ZARRXT_HAS_BZ2
+/// `n` zero bytes as one bzip2 stream (block size 100 kB), fed from a small buffer.
+std::string bz2_zeros(std::uint64_t n)
+{
+    bz_stream s{};
+    REQUIRE(BZ2_bzCompressInit(&s, 1, 0, 0) == BZ_OK);
+    std::string zeros(mib, '\0');
+    std::string out;
+    std::string buf(256 * 1024, '\0');
+    std::uint64_t left = n;
+    int r = BZ_RUN_OK;
+    do
+    {
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, zeros.size()));
+        left -= take;
+        s.next_in = zeros.data();
+        s.avail_in = static_cast<unsigned>(take);
+        do
+        {
+            s.next_out = buf.data();
+            s.avail_out = static_cast<unsigned>(buf.size());
+            r = BZ2_bzCompress(&s, left == 0 ? BZ_FINISH : BZ_RUN);
+            out.append(buf.data(), buf.size() - s.avail_out);
+        } while (left == 0 ? r != BZ_STREAM_END : s.avail_in != 0);
+    } while (left != 0);
+    BZ2_bzCompressEnd(&s);
+    return out;
+}
+#endif
+
+#if ZARRXT_HAS_LZMA
+/// `n` zero bytes as one .xz stream (preset 0, CRC64), fed from a small buffer.
+std::string xz_zeros(std::uint64_t n)
+{
+    lzma_stream s = LZMA_STREAM_INIT;
+    REQUIRE(lzma_easy_encoder(&s, 0, LZMA_CHECK_CRC64) == LZMA_OK);
+    const std::string zeros(mib, '\0');
+    std::string out;
+    std::string buf(256 * 1024, '\0');
+    std::uint64_t left = n;
+    lzma_ret r = LZMA_OK;
+    do
+    {
+        const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(left, zeros.size()));
+        left -= take;
+        s.next_in = reinterpret_cast<const std::uint8_t*>(zeros.data());
+        s.avail_in = take;
+        do
+        {
+            s.next_out = reinterpret_cast<std::uint8_t*>(buf.data());
+            s.avail_out = buf.size();
+            r = lzma_code(&s, left == 0 ? LZMA_FINISH : LZMA_RUN);
+            out.append(buf.data(), buf.size() - s.avail_out);
+        } while (left == 0 ? r != LZMA_STREAM_END : s.avail_in != 0);
+    } while (left != 0);
+    lzma_end(&s);
+    return out;
+}
+#endif
+
 struct bomb_set
 {
     std::string gzip;        ///< 1 GiB of zeros, as concatenated gzip members
@@ -173,6 +242,8 @@ struct bomb_set
     std::string zstd_stream; ///< 4 GiB of zeros, one frame without a content size
     std::string zstd_frames; ///< 1 GiB of zeros as 1024 frames of 1 MiB, each with its size
     std::string zstd_forged; ///< a frame header declaring 2^60 bytes, then nothing useful
+    std::string bz2;         ///< 256 MiB of zeros, one bzip2 stream
+    std::string xz;          ///< 256 MiB of zeros, one .xz stream
 };
 
 const bomb_set& bombs()
@@ -203,6 +274,12 @@ const bomb_set& bombs()
         zxhostile::put_le64(size, 0, std::uint64_t(1) << 60);
         s.zstd_forged += size;
         s.zstd_forged += std::string("\x01\x00\x00", 3); // last block, raw, 0 bytes
+#if ZARRXT_HAS_BZ2
+        s.bz2 = bz2_zeros(256 * mib);
+#endif
+#if ZARRXT_HAS_LZMA
+        s.xz = xz_zeros(256 * mib);
+#endif
         return s;
     }();
     return b;
@@ -218,8 +295,15 @@ struct bomb_case
 std::vector<bomb_case> bomb_cases()
 {
     const auto& b = bombs();
-    return {{"gzip", &b.gzip},        {"zlib", &b.zlib},        {"zstd", &b.zstd_sized},
-            {"zstd", &b.zstd_stream}, {"zstd", &b.zstd_frames}, {"zstd", &b.zstd_forged}};
+    std::vector<bomb_case> cases{{"gzip", &b.gzip},        {"zlib", &b.zlib},        {"zstd", &b.zstd_sized},
+                                 {"zstd", &b.zstd_stream}, {"zstd", &b.zstd_frames}, {"zstd", &b.zstd_forged}};
+#if ZARRXT_HAS_BZ2
+    cases.push_back({"numcodecs.bz2", &b.bz2});
+#endif
+#if ZARRXT_HAS_LZMA
+    cases.push_back({"numcodecs.lzma", &b.xz});
+#endif
+    return cases;
 }
 
 struct bomb_report
@@ -523,6 +607,37 @@ TEST_SUITE("hostile/bombs")
               ZSTD_CONTENTSIZE_UNKNOWN);
         CHECK(ZSTD_getFrameContentSize(b.zstd_forged.data(), b.zstd_forged.size()) ==
               (std::uint64_t(1) << 60));
+#if ZARRXT_HAS_BZ2
+        INFO("bz2 " << b.bz2.size() << " B");
+        CHECK(b.bz2.size() < 64 * 1024);
+        // The bzip2 stream really inflates: its first megabyte of zeros comes out.
+        {
+            std::string out(mib, '\1');
+            unsigned n = static_cast<unsigned>(out.size());
+            std::string in = b.bz2;
+            CHECK(BZ2_bzBuffToBuffDecompress(out.data(), &n, in.data(), static_cast<unsigned>(in.size()), 0, 0) ==
+                  BZ_OUTBUFF_FULL);
+            CHECK(out == std::string(mib, '\0'));
+        }
+#endif
+#if ZARRXT_HAS_LZMA
+        INFO("xz " << b.xz.size() << " B");
+        CHECK(b.xz.size() < 1 * mib);
+        // The .xz stream really inflates: its first megabyte of zeros comes out.
+        {
+            lzma_stream d = LZMA_STREAM_INIT;
+            REQUIRE(lzma_stream_decoder(&d, UINT64_MAX, 0) == LZMA_OK);
+            std::string out(mib, '\1');
+            d.next_in = reinterpret_cast<const std::uint8_t*>(b.xz.data());
+            d.avail_in = b.xz.size();
+            d.next_out = reinterpret_cast<std::uint8_t*>(out.data());
+            d.avail_out = out.size();
+            CHECK(lzma_code(&d, LZMA_RUN) == LZMA_OK);
+            CHECK(d.avail_out == 0);
+            CHECK(out == std::string(mib, '\0'));
+            lzma_end(&d);
+        }
+#endif
         // The first gzip member really inflates (16 MiB of zeros).
         std::string out(16 * mib + 1, '\1');
         z_stream zs{};
@@ -613,6 +728,122 @@ TEST_SUITE("hostile/bombs")
     }
 #endif
 }
+
+#if ZARRXT_HAS_LZMA
+namespace
+{
+
+/// 16 KiB of zeros (one float32 [64, 64] chunk) in an lzma container whose header asks the decoder
+/// for a dictionary of 4 GiB - 1: `.xz` (the LZMA2 property byte of the block header set to 40 and
+/// the header's CRC32 recomputed) or `.lzma` (the header's dictionary size set to 2^32 - 1). Both
+/// stay valid streams of the same data.
+std::string lzma_forged_dictionary(bool xz)
+{
+    const std::string zeros(64 * 64 * 4, '\0');
+    lzma_stream s = LZMA_STREAM_INIT;
+    lzma_options_lzma opt;
+    REQUIRE(lzma_lzma_preset(&opt, 0) == false);
+    REQUIRE((xz ? lzma_easy_encoder(&s, 0, LZMA_CHECK_CRC64) : lzma_alone_encoder(&s, &opt)) == LZMA_OK);
+    std::string out(64 * 1024, '\0');
+    s.next_in = reinterpret_cast<const std::uint8_t*>(zeros.data());
+    s.avail_in = zeros.size();
+    s.next_out = reinterpret_cast<std::uint8_t*>(out.data());
+    s.avail_out = out.size();
+    REQUIRE(lzma_code(&s, LZMA_FINISH) == LZMA_STREAM_END);
+    out.resize(out.size() - s.avail_out);
+    lzma_end(&s);
+    if (xz)
+    {
+        // Stream header (12 bytes), then the block header: size byte 0x02 (12 bytes), flags, filter
+        // id 0x21 (LZMA2), property size 1, the property, padding, CRC32 of the first 8 bytes.
+        REQUIRE(out[12] == '\x02');
+        REQUIRE(out[14] == '\x21');
+        out[16] = static_cast<char>(40);
+        const auto crc = ::crc32(0, reinterpret_cast<const Bytef*>(out.data() + 12), 8);
+        zxhostile::put_le32(out, 20, static_cast<std::uint32_t>(crc));
+    }
+    else
+    {
+        zxhostile::put_le32(out, 1, 0xffffffffu);
+    }
+    return out;
+}
+
+/// Caps this process's address space at its current size plus `extra` bytes (an allocation the
+/// size of a forged dictionary then fails instead of being granted as untouched pages).
+void limit_address_space(std::uint64_t extra)
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    std::uint64_t vm_kib = 0;
+    while (std::getline(status, line))
+    {
+        if (line.rfind("VmSize:", 0) == 0)
+        {
+            vm_kib = std::stoull(line.substr(7));
+        }
+    }
+    const rlim_t cap = static_cast<rlim_t>(vm_kib * 1024 + extra);
+    const rlimit r{cap, cap};
+    ::setrlimit(RLIMIT_AS, &r);
+}
+
+} // namespace
+
+TEST_SUITE("hostile/bombs")
+{
+    TEST_CASE("an lzma header asking for a 4 GiB dictionary gets one no larger than the chunk")
+    {
+        if (zxtest::env("ZARRXT_SANITIZE") == "1")
+        {
+            ZX_SKIP("an address-space limit and the sanitizers' shadow memory do not mix");
+        }
+        for (bool xz : {true, false})
+        {
+            INFO((xz ? ".xz stream" : ".lzma stream"));
+            const std::string stream = lzma_forged_dictionary(xz);
+            // The control: liblzma's own decoder allocates what the header says, and fails under a
+            // 256 MiB address-space allowance. This is what makes the zarrxt check below meaningful.
+            const auto control = zxhostile::run_isolated(
+                [&] {
+                    limit_address_space(256 * mib);
+                    lzma_stream d = LZMA_STREAM_INIT;
+                    if ((xz ? lzma_stream_decoder(&d, UINT64_MAX, 0) : lzma_alone_decoder(&d, UINT64_MAX)) != LZMA_OK)
+                    {
+                        return std::string("init failed");
+                    }
+                    std::string out(64 * 64 * 4, '\0');
+                    d.next_in = reinterpret_cast<const std::uint8_t*>(stream.data());
+                    d.avail_in = stream.size();
+                    d.next_out = reinterpret_cast<std::uint8_t*>(out.data());
+                    d.avail_out = out.size();
+                    const lzma_ret r = lzma_code(&d, LZMA_FINISH);
+                    lzma_end(&d);
+                    return std::to_string(static_cast<int>(r));
+                },
+                std::chrono::seconds(60));
+            CHECK(control.output == std::to_string(static_cast<int>(LZMA_MEM_ERROR)));
+            // zarrxt reads the chunk under the same allowance: the dictionary it allocates is bounded by
+            // the 16 KiB the chunk may decode to.
+            const zx::json cfg = xz ? zx::json::object() : zx::json{{"format", 2}};
+            auto s = array_with_chunk({bytes_le(), zx::codec_spec("numcodecs.lzma", cfg)}, stream);
+            const auto r = zxhostile::run_isolated(
+                [&] {
+                    limit_address_space(256 * mib);
+                    return zxhostile::outcome_of([&] {
+                        const auto v = open_strict<float, 2>(s, "a").read({{0, 0}, {64, 64}});
+                        if (v(63, 63) != 0.0f)
+                        {
+                            throw std::runtime_error("wrong value");
+                        }
+                    });
+                },
+                std::chrono::seconds(60));
+            CHECK(r.output == "ok");
+        }
+    }
+}
+#endif
 
 /*****************************
  * chunk, shard, region caps *

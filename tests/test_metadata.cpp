@@ -283,8 +283,28 @@ TEST_SUITE("metadata")
         REQUIRE(c.codecs.size() == 1);
         CHECK(c.codecs[0] == zx::codec_spec("bytes"));
         CHECK(c.chunk_key(coords) == "1.2");
+        // numcodecs compressors become numcodecs.* codecs: the names zarr-python 3 gives them in v3.
         d["compressor"] = {{"id", "zlib"}, {"level", 3}};
-        CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zlib", {{"level", 3}}));
+        CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("numcodecs.zlib", {{"level", 3}}));
+        d["compressor"] = {{"id", "bz2"}, {"level", 9}};
+        CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("numcodecs.bz2", {{"level", 9}}));
+        // numcodecs 0.11 writes every lzma member; a missing one takes numcodecs' default.
+        d["compressor"] = {{"id", "lzma"}, {"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}};
+        CHECK(zx::parse_v2_array(d).codecs[1] ==
+              zx::codec_spec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}}));
+        d["compressor"] = {{"id", "lzma"}, {"preset", 9}};
+        CHECK(zx::parse_v2_array(d).codecs[1] ==
+              zx::codec_spec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", 9}, {"filters", nullptr}}));
+        d["compressor"] = nullptr;
+        d["filters"] = json::array({{{"id", "packbits"}}});
+        d["dtype"] = "|b1";
+        d["fill_value"] = false;
+        const auto pb = zx::parse_v2_array(d);
+        REQUIRE(pb.codecs.size() == 2);
+        CHECK(pb.codecs[0] == zx::codec_spec("numcodecs.packbits"));
+        d["filters"] = nullptr;
+        d["dtype"] = "<i4";
+        d["fill_value"] = 0;
         d["compressor"] = {{"id", "zstd"}, {"level", 1}};
         CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zstd", {{"level", 1}, {"checksum", false}}));
         // GDAL 3.6 writes its BLOSC_SHUFFLE option verbatim as a string.
@@ -324,8 +344,8 @@ TEST_SUITE("metadata")
         d["filters"] = json::array();
         CHECK_NOTHROW(zx::parse_v2_array(d)); // [] is the same as null
         d = v2_doc();
-        d["compressor"] = {{"id", "lzma"}};
-        CHECK_THROWS_WITH_AS(zx::parse_v2_array(d), "[zarrxt.metadata.11] v2 compressor \"lzma\" is not supported by zarrxt",
+        d["compressor"] = {{"id", "zfpy"}, {"mode", 4}};
+        CHECK_THROWS_WITH_AS(zx::parse_v2_array(d), "[zarrxt.metadata.11] v2 compressor \"zfpy\" is not supported by zarrxt",
                              zx::metadata_error);
         d = v2_doc();
         d["dtype"] = "<U7";
@@ -410,6 +430,24 @@ TEST_SUITE("metadata")
         CHECK(doc["filters"].is_null());
         const auto m = zx::parse_v2_array(doc);
         CHECK(m.fill.as<double>() == 0.5);
+        // numcodecs 0.11's get_config() forms: BZ2(level=1), LZMA() and PackBits().
+        l.compressor = zx::codec_spec("numcodecs.zlib", {{"level", 1}});
+        CHECK(zx::make_v2_array_document({100}, {10}, zx::dtype_id::float64, {}, l)["compressor"] ==
+              json{{"id", "zlib"}, {"level", 1}});
+        l.compressor = zx::codec_spec("numcodecs.bz2", {{"level", 1}});
+        CHECK(zx::make_v2_array_document({100}, {10}, zx::dtype_id::float64, {}, l)["compressor"] ==
+              json{{"id", "bz2"}, {"level", 1}});
+        l.compressor = zx::codec_spec("numcodecs.lzma");
+        CHECK(zx::make_v2_array_document({100}, {10}, zx::dtype_id::float64, {}, l)["compressor"] ==
+              json::parse(R"({"id": "lzma", "format": 1, "check": -1, "preset": null, "filters": null})"));
+        l.compressor = std::nullopt;
+        l.filters = {zx::codec_spec("numcodecs.packbits")};
+        const json pb = zx::make_v2_array_document({100}, {10}, zx::dtype_id::bool_, {}, l);
+        CHECK(pb["filters"] == json::parse(R"([{"id": "packbits"}])"));
+        CHECK(zx::parse_v2_array(pb).codecs[0] == zx::codec_spec("numcodecs.packbits"));
+        l.filters = {zx::codec_spec("packbits")};
+        CHECK_THROWS_WITH_AS(zx::make_v2_array_document({100}, {10}, zx::dtype_id::bool_, {}, l),
+                             "[zarrxt.metadata.11] codec \"packbits\" has no Zarr v2 filter equivalent", zx::metadata_error);
     }
 
     TEST_CASE("data type names in both formats")

@@ -190,6 +190,50 @@ TEST_SUITE("tool")
         CHECK(kept["attributes"] == zx::json::parse(R"({"_ARRAY_DIMENSIONS": ["lat"]})"));
     }
 
+    TEST_CASE("convert names zlib numcodecs.zlib in v3 and keeps v2 filters")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        const auto data = zxtest::make_data<double, 2>({9, 7});
+        zx::create<double, 2>(s, "z", zx::v2_options{.shape = {9, 7}, .chunks = {4, 4}, .compressor = zx::codec_spec("zlib", {{"level", 1}})})
+            .write({{0, 0}, {9, 7}}, data);
+        const auto v3 = (dir.path() / "z3").string();
+        auto r = zxtest::run(quote(tool()) + " convert " + quote((dir.path() / "z").string()) + " " + quote(v3) + " --zarr-format 3");
+        REQUIRE_MESSAGE(r.status == 0, r.output);
+        const auto doc = zx::json::parse(zxtest::read_file(std::filesystem::path(v3) / "zarr.json"));
+        CHECK(doc["codecs"] == zx::json::parse(R"([{"name": "bytes", "configuration": {"endian": "little"}},
+                                                   {"name": "numcodecs.zlib", "configuration": {"level": 1}}])"));
+        CHECK(zxtest::run(quote(tool()) + " hash " + quote(v3)).output ==
+              zxtest::run(quote(tool()) + " hash " + quote((dir.path() / "z").string())).output);
+        // A bool array with numcodecs' PackBits filter: v2 -> v3 keeps the filter before the bytes
+        // codec, v3 -> v2 writes it back as a v2 filter.
+        xt::xtensor<bool, 1> flags = xt::xtensor<bool, 1>::from_shape({13});
+        for (std::size_t i = 0; i < 13; ++i)
+        {
+            flags(i) = i % 3 == 0;
+        }
+        zx::create<bool, 1>(s, "p", zx::v2_options{.shape = {13}, .chunks = {5}, .compressor = std::nullopt,
+                                                  .filters = {zx::codec_spec("numcodecs.packbits")}})
+            .write({{0}, {13}}, flags);
+        const auto p3 = (dir.path() / "p3").string();
+        const auto p2 = (dir.path() / "p2").string();
+        REQUIRE(zxtest::run(quote(tool()) + " convert " + quote((dir.path() / "p").string()) + " " + quote(p3) + " --zarr-format 3").status == 0);
+        REQUIRE(zxtest::run(quote(tool()) + " convert " + quote(p3) + " " + quote(p2) + " --zarr-format 2").status == 0);
+        const auto d3 = zx::json::parse(zxtest::read_file(std::filesystem::path(p3) / "zarr.json"));
+        CHECK(d3["codecs"][0]["name"] == "numcodecs.packbits");
+        const auto d2 = zx::json::parse(zxtest::read_file(std::filesystem::path(p2) / ".zarray"));
+        CHECK(d2["filters"] == zx::json::parse(R"([{"id": "packbits"}])"));
+        for (const auto& path : {p3, p2})
+        {
+            const auto back = zx::open<bool, 1>(zx::filesystem_store(path), "").read();
+            CHECK(back == flags);
+        }
+    }
+
     TEST_CASE("errors go to stderr with an id and a non-zero status")
     {
         if (tool().empty())

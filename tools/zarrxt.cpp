@@ -43,7 +43,7 @@ const char* usage_text = R"(usage:
   zarrxt hash PATH
   zarrxt cat PATH [--region START:STOP,...]
   zarrxt convert SRC DST [--zarr-format 2|3] [--chunks N,...] [--shards N,...]
-                         [--codec gzip:LEVEL|zlib:LEVEL|zstd:LEVEL|blosc:CNAME:LEVEL|none] [--overwrite]
+                         [--codec gzip:LEVEL|zlib:LEVEL|zstd:LEVEL|blosc:CNAME:LEVEL|bz2:LEVEL|lzma:PRESET|none] [--overwrite]
   zarrxt verify PATH [--clean]      decode every chunk and shard index of an array or hierarchy;
                                     --clean removes temporary files left by interrupted writers
 )";
@@ -389,9 +389,22 @@ zx::codec_spec parse_codec(const std::string& text)
     {
         throw usage_error("empty --codec");
     }
-    if (parts[0] == "gzip" || parts[0] == "zlib")
+    if (parts[0] == "gzip")
     {
-        return zx::codec_spec(parts[0], {{"level", level(1, parts[0] == "gzip" ? 5 : 1)}});
+        return zx::codec_spec("gzip", {{"level", level(1, 5)}});
+    }
+    if (parts[0] == "zlib")
+    {
+        return zx::codec_spec("numcodecs.zlib", {{"level", level(1, 1)}});
+    }
+    if (parts[0] == "bz2")
+    {
+        return zx::codec_spec("numcodecs.bz2", {{"level", level(1, 1)}});
+    }
+    if (parts[0] == "lzma")
+    {
+        const zx::json preset = parts.size() > 1 ? zx::json(level(1, 6)) : zx::json(nullptr);
+        return zx::codec_spec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", preset}, {"filters", nullptr}});
     }
     if (parts[0] == "zstd")
     {
@@ -402,7 +415,7 @@ zx::codec_spec parse_codec(const std::string& text)
         const std::string cname = parts.size() > 1 ? parts[1] : "lz4";
         return zx::codec_spec("blosc", {{"cname", cname}, {"clevel", level(2, 5)}, {"shuffle", "shuffle"}, {"blocksize", 0}});
     }
-    throw usage_error("unknown codec \"" + text + "\" (gzip:L, zlib:L, zstd:L, blosc:CNAME:L or none)");
+    throw usage_error("unknown codec \"" + text + "\" (gzip:L, zlib:L, zstd:L, blosc:CNAME:L, bz2:L, lzma:PRESET or none)");
 }
 
 int cmd_convert(const std::vector<std::string>& args)
@@ -476,16 +489,10 @@ int cmd_convert(const std::vector<std::string>& args)
     {
         throw usage_error("--chunks/--shards need " + std::to_string(m.rank()) + " values");
     }
-    // The compressor: as given, else the source's bytes->bytes codecs.
+    // The source's array->array filters (numcodecs.delta, numcodecs.packbits, ...) are kept, before
+    // the bytes codec; the compressor is as given, else the source's bytes->bytes codecs.
+    std::vector<zx::codec_spec> filters;
     std::vector<zx::codec_spec> compressors;
-    if (codec_text)
-    {
-        if (*codec_text != "none")
-        {
-            compressors.push_back(parse_codec(*codec_text));
-        }
-    }
-    else
     {
         const auto* sh = src.chain().any_sharding();
         std::vector<zx::codec_spec> specs;
@@ -502,10 +509,22 @@ int cmd_convert(const std::vector<std::string>& args)
         }
         for (const auto& c : specs)
         {
-            if (c.name != "bytes" && c.name != "transpose" && c.name != "sharding_indexed" && c.name != "crc32c")
+            if (c.name == "bytes" || c.name == "transpose" || c.name == "sharding_indexed" || c.name == "crc32c")
+            {
+                continue;
+            }
+            if (zx::codec::detail::builtin_codec_kind(c.name) == 0)
+            {
+                filters.push_back(c);
+            }
+            else if (!codec_text)
             {
                 compressors.push_back(c);
             }
+        }
+        if (codec_text && *codec_text != "none")
+        {
+            compressors.push_back(parse_codec(*codec_text));
         }
     }
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
@@ -519,7 +538,8 @@ int cmd_convert(const std::vector<std::string>& args)
         zx::v3_options o;
         o.shape = m.shape;
         o.chunk_shape = shards.empty() ? chunks : shards;
-        o.codecs = {zx::codec_spec("bytes", {{"endian", "little"}})};
+        o.codecs = filters;
+        o.codecs.push_back(zx::codec_spec("bytes", {{"endian", "little"}}));
         for (const auto& c : compressors)
         {
             o.codecs.push_back(c);
@@ -536,12 +556,19 @@ int cmd_convert(const std::vector<std::string>& args)
     }
     else
     {
+        // v2 keeps byte filters (numcodecs.shuffle) with the array filters, before the compressor.
+        while (!compressors.empty() && compressors.front().name == "numcodecs.shuffle")
+        {
+            filters.push_back(compressors.front());
+            compressors.erase(compressors.begin());
+        }
         if (compressors.size() > 1)
         {
             throw usage_error("Zarr v2 holds one compressor; pass --codec");
         }
         zx::v2_options o;
         o.shape = m.shape;
+        o.filters = filters;
         o.chunks = chunks;
         o.compressor = compressors.empty() ? std::nullopt : std::optional<zx::codec_spec>(compressors[0]);
         o.fill_value = fill.is_null() ? zx::scalar() : zx::scalar::from_json(fill);

@@ -36,6 +36,22 @@
 #endif
 #endif
 
+#ifndef ZARRXT_HAS_BZ2
+#if __has_include(<bzlib.h>)
+#define ZARRXT_HAS_BZ2 1
+#else
+#define ZARRXT_HAS_BZ2 0
+#endif
+#endif
+
+#ifndef ZARRXT_HAS_LZMA
+#if __has_include(<lzma.h>)
+#define ZARRXT_HAS_LZMA 1
+#else
+#define ZARRXT_HAS_LZMA 0
+#endif
+#endif
+
 // Separate compilation (the compile-time valve of a header-only library). By default every function
 // is defined inline in the headers. A program that defines ZARRXT_SEPARATE_COMPILATION everywhere
 // and includes <zarrxt/src.hpp> in exactly one translation unit gets the metadata parsers and the

@@ -52,6 +52,7 @@ enum class codec_errc : int
     truncated = 5,       ///< input shorter than the codec's minimal frame
     encode_failed = 6,   ///< the library refused to encode
     unavailable = 7,     ///< the codec was compiled out (optional library missing)
+    value_out_of_range = 8, ///< a value has no representation in the target type (cast_value)
 };
 
 enum class store_errc : int

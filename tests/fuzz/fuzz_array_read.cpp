@@ -128,8 +128,11 @@ bool lossy(const core_type& core)
         codecs.push_back(c.to_json());
     }
     const std::string text = codecs.dump();
+    // Rounding filters, casts and scalings, and packbits keeping only some bits of each value.
     return text.find("numcodecs.bitround") != std::string::npos ||
-           text.find("numcodecs.fixedscaleoffset") != std::string::npos;
+           text.find("numcodecs.fixedscaleoffset") != std::string::npos ||
+           text.find("\"cast_value\"") != std::string::npos || text.find("\"scale_offset\"") != std::string::npos ||
+           text.find("\"first_bit\"") != std::string::npos || text.find("\"last_bit\"") != std::string::npos;
 }
 
 template <std::size_t N>

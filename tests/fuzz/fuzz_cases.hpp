@@ -46,7 +46,7 @@ inline json bytes_be()
 /// One chain per interesting shape of the pipeline: each bytes->bytes codec, a transpose, a
 /// checksum after a compressor, sharding alone (partial reads), sharding followed by a compressor
 /// (whole-shard decode), sharding nested in sharding, the numcodecs filters (one of which changes
-/// the element type).
+/// the element type), packbits, cast_value and scale_offset.
 inline const std::vector<chain_case>& chain_cases()
 {
     using zx::dtype_id;
@@ -94,6 +94,23 @@ inline const std::vector<chain_case>& chain_cases()
                             {{"offset", 100}, {"scale", 10}, {"dtype", "float64"}, {"astype", "int16"}}),
                       bytes_be(), codec("zlib")}),
          false},
+        // packbits (array->bytes) for bool and for 12 of int16's bits; numcodecs' PackBits filter.
+        {dtype_id::bool_, {5, 7}, json::array({codec("packbits", {{"padding_encoding", "first_byte"}})})},
+        {dtype_id::int16, {6}, json::array({codec("packbits", {{"first_bit", 0}, {"last_bit", 11}}), codec("zstd")})},
+        {dtype_id::bool_, {3, 5}, json::array({codec("numcodecs.packbits"), codec("bytes"), codec("numcodecs.zlib")})},
+        // scale_offset then cast_value (the element type changes twice), and each on its own.
+        {dtype_id::float64,
+         {8},
+         json::array({codec("scale_offset", {{"offset", 1}, {"scale", 4}}),
+                      codec("cast_value", {{"data_type", "int16"}, {"out_of_range", "clamp"}}), bytes_le()})},
+        {dtype_id::uint8, {16}, json::array({codec("cast_value", {{"data_type", "float32"}}), bytes_be()})},
+        {dtype_id::int32, {4, 4}, json::array({codec("scale_offset", {{"offset", -3}, {"scale", 7}}), bytes_be()})},
+#if ZARRXT_HAS_BZ2
+        {dtype_id::int32, {4, 6}, json::array({bytes_le(), codec("numcodecs.bz2", {{"level", 9}})})},
+#endif
+#if ZARRXT_HAS_LZMA
+        {dtype_id::float32, {6, 4}, json::array({codec("transpose", {{"order", {1, 0}}}), bytes_le(), codec("numcodecs.lzma")})},
+#endif
     };
     return cases;
 }
@@ -114,6 +131,18 @@ inline const std::vector<json>& single_codecs()
         codec("numcodecs.lz4", {{"acceleration", 1}}),
         codec("numcodecs.shuffle", {{"elementsize", 4}}),
         codec("numcodecs.shuffle", {{"elementsize", 3}}),
+#if ZARRXT_HAS_BZ2
+        codec("numcodecs.bz2", {{"level", 1}}),
+#endif
+#if ZARRXT_HAS_LZMA
+        // Small presets: decoding does not depend on them (.xz and .lzma describe themselves), and the
+        // round trip's encoder then stays far below the fuzzer's 64 MiB allocation limit (preset 6
+        // would allocate a 64 MiB match finder for a 16 MiB chunk).
+        codec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", 1}, {"filters", nullptr}}),
+        codec("numcodecs.lzma", {{"format", 1}, {"check", 10}, {"preset", 0}}),
+        codec("numcodecs.lzma", {{"format", 2}, {"preset", 1}}),
+        codec("numcodecs.lzma", {{"format", 3}, {"filters", json::array({{{"id", 3}, {"dist", 2}}, {{"id", 33}, {"preset", 1}}})}}),
+#endif
     };
     return codecs;
 }

@@ -1,7 +1,6 @@
 // Fuzz target: one v2 .zarray (or .zgroup) document. An array is lowered into the v3-shaped model,
-// its codec chain bound, and (unless it has filters, which zarrxt does not write) the model
-// written back as a .zarray and parsed again: the lowered chain, geometry, dtype and fill value
-// must survive the trip.
+// its codec chain bound, and the model written back as a .zarray (filters included) and parsed
+// again: the lowered chain, geometry, dtype and fill value must survive the trip.
 #include "fuzz_support.hpp"
 
 #include <optional>
@@ -21,8 +20,8 @@ std::string specs_dump(const std::vector<zx::codec_spec>& specs)
     return a.dump();
 }
 
-/// What make_v2_array_document needs beyond the model, recovered from the lowered chain; nothing
-/// when the chain has filters, which the writer does not produce.
+/// What make_v2_array_document needs beyond the model, recovered from the lowered chain: order,
+/// byte order, filters (array filters and numcodecs.shuffle) and the compressor.
 std::optional<zx::v2_layout> layout_of(const zx::array_metadata& m)
 {
     zx::v2_layout layout;
@@ -30,6 +29,7 @@ std::optional<zx::v2_layout> layout_of(const zx::array_metadata& m)
     for (std::size_t i = 0; i < m.codecs.size(); ++i)
     {
         const auto& s = m.codecs[i];
+        const int kind = zx::codec::detail::builtin_codec_kind(s.name);
         if (s.name == "transpose")
         {
             layout.order = 'F';
@@ -38,7 +38,11 @@ std::optional<zx::v2_layout> layout_of(const zx::array_metadata& m)
         {
             layout.big_endian = s.configuration.value("endian", "little") == "big";
         }
-        else if (i + 1 == m.codecs.size() && zx::codec::detail::builtin_codec_kind(s.name) == 2)
+        else if (kind == 0 || s.name == "numcodecs.shuffle")
+        {
+            layout.filters.push_back(s);
+        }
+        else if (i + 1 == m.codecs.size() && kind == 2)
         {
             layout.compressor = s;
         }

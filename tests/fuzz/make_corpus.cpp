@@ -402,6 +402,45 @@ std::vector<array_seed> array_seeds()
                 json::array({{{"id", "delta"}, {"dtype", "<i4"}}, {{"id", "shuffle"}, {"elementsize", 4}}});
             s.set(".zarray", zx::as_bytes(doc.dump()));
         });
+#if ZARRXT_HAS_BZ2
+    add("v2_bz2_float64", false,
+        [=](auto& s, auto& p)
+        { write_array<double, 2>(s, p, v2({7, 5}, {4, 4}, codec_spec("numcodecs.bz2", {{"level", 1}})), {4, 4}); });
+#endif
+#if ZARRXT_HAS_LZMA
+    add("v2_lzma_int16_F", false,
+        [=](auto& s, auto& p)
+        {
+            auto o = v2({6, 5}, {4, 4}, codec_spec("numcodecs.lzma"));
+            o.order = 'F';
+            write_array<std::int16_t, 2>(s, p, o, {4, 4});
+        });
+#endif
+    add("v2_packbits_bool", false,
+        [=](auto& s, auto& p)
+        {
+            auto o = v2({9, 5}, {4, 4}, codec_spec("zlib"));
+            o.filters = {codec_spec("numcodecs.packbits")};
+            write_array<bool, 2>(s, p, o, {4, 4});
+        });
+    add("v3_scale_offset_cast_value", false,
+        [=](auto& s, auto& p)
+        {
+            write_array<float, 1>(
+                s, p,
+                v3({12}, {5},
+                   {codec_spec("scale_offset", {{"offset", 2}, {"scale", 8}}),
+                    codec_spec("cast_value", {{"data_type", "int8"}, {"rounding", "towards-zero"}, {"out_of_range", "clamp"}}),
+                    raw}),
+                {5});
+        });
+    add("v3_packbits_uint16", false,
+        [=](auto& s, auto& p)
+        {
+            write_array<std::uint16_t, 2>(
+                s, p, v3({5, 6}, {3, 4}, {codec_spec("packbits", {{"first_bit", 2}, {"last_bit", 12}, {"padding_encoding", "last_byte"}})}),
+                {3, 4});
+        });
     add("v2_rank0", false,
         [=](auto& s, auto& p) { write_array<std::int32_t, 0>(s, p, v2({}, {}, std::nullopt), {}); });
     add("v2_in_group", true,

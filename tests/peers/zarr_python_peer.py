@@ -20,7 +20,8 @@ Both directions share one manifest format, DIR/manifest.json:
         "overlay": {"offset", "extent", "seed"},   # optional: a box rewritten with another seed
         "fill_value": <v2 JSON fill value>, # what unwritten elements read as (null: zero)
         "expect": {"typestr": ">i2", "order": "F", "dimension_separator": "/",
-                   "compressor": null | {"id": "gzip", "level": 5, ...}},
+                   "compressor": null | {"id": "gzip", "level": 5, ...},
+                   "filters": [{"id": "packbits"}, ...]},   # only when the array has filters
         "expected": "expected/<name>.bin",  # write only: the peer's own read-back
         "digest": "<16 hex digits>"}]}      # write only: SHA-256 of the expected bytes
 
@@ -47,9 +48,11 @@ import math
 import os
 import sys
 
+import lzma
+
 import numpy as np
 import zarr
-from numcodecs import Blosc, GZip, Zlib, Zstd
+from numcodecs import BZ2, LZMA, Blosc, GZip, PackBits, Zlib, Zstd
 
 MUL = 0x9E3779B97F4A7C15
 ADD = 0x632BE59BD9B4E019
@@ -97,6 +100,28 @@ BLOSC_VARIANTS = [
     ("blosc-zlib-shuffle", lambda: Blosc(cname="zlib", clevel=1, shuffle=Blosc.SHUFFLE)),
     ("blosc-lz4hc-autoshuffle", lambda: Blosc(cname="lz4hc", clevel=4, shuffle=Blosc.AUTOSHUFFLE)),
     ("blosc-lz4-blocksize", lambda: Blosc(cname="lz4", clevel=5, shuffle=Blosc.SHUFFLE, blocksize=64)),
+]
+
+
+# numcodecs' bz2 and lzma compressors and its PackBits filter (bool only), with settings numcodecs
+# writes: bz2 at both ends of its level range, lzma in each container it can use (.xz with each
+# integrity check, .lzma, raw with a delta filter). (label, dtype, byte order, order, compressor,
+# filters); arrays of 11 x 9 in chunks of 4 x 4.
+OTHER_CODECS = [
+    ("bz2-1", "int32", "<", "C", lambda: BZ2(level=1), None),
+    ("bz2-1", "float64", ">", "F", lambda: BZ2(level=1), None),
+    ("bz2-9", "uint16", "<", "C", lambda: BZ2(level=9), None),
+    ("lzma", "float32", "<", "C", lambda: LZMA(), None),
+    ("lzma", "int64", ">", "F", lambda: LZMA(), None),
+    ("lzma", "complex64", "<", "C", lambda: LZMA(), None),
+    ("lzma-crc32", "float64", "<", "C", lambda: LZMA(check=lzma.CHECK_CRC32, preset=0), None),
+    ("lzma-sha256", "uint64", "<", "C", lambda: LZMA(check=lzma.CHECK_SHA256, preset=1), None),
+    ("lzma-alone", "uint8", "|", "C", lambda: LZMA(format=lzma.FORMAT_ALONE, preset=1), None),
+    ("lzma-raw-delta", "int32", "<", "F", lambda: LZMA(format=lzma.FORMAT_RAW, filters=[
+        {"id": lzma.FILTER_DELTA, "dist": 4}, {"id": lzma.FILTER_LZMA2, "preset": 1}]), None),
+    ("packbits", "bool", "|", "C", None, lambda: [PackBits()]),
+    ("packbits-zlib", "bool", "|", "F", lambda: Zlib(level=1), lambda: [PackBits()]),
+    ("packbits-bz2", "bool", "|", "C", lambda: BZ2(level=1), lambda: [PackBits()]),
 ]
 
 
@@ -217,6 +242,13 @@ def matrix():
             cases.append(dict(dtype=dtype, byteorder=bo, shape=[11, 9], chunks=[4, 4],
                               clabel=clabel, compressor=cfactory, order="F" if v % 2 else "C", sep=".",
                               fill=0, written=None))
+    for label, dtype, bo, order, cfactory, ffactory in OTHER_CODECS:
+        cases.append(dict(dtype=dtype, byteorder=bo, shape=[11, 9], chunks=[4, 4], clabel=label,
+                          compressor=cfactory, filters=ffactory, order=order, sep=".", fill=0, written=None))
+    # A partly written PackBits array: unwritten chunks read as the fill value true.
+    cases.append(dict(dtype="bool", byteorder="|", shape=[11, 9], chunks=[4, 4], clabel="packbits",
+                      compressor=None, filters=lambda: [PackBits()], order="C", sep="/", fill=True,
+                      written={"offset": [2, 1], "extent": [5, 6]}, label="filltrue"))
     # Fill values, with chunks that are never written (rows 8.. of an 11 x 9 array, chunks 4 x 4)
     # and chunks that are written only in part.
     partial = {"offset": [2, 1], "extent": [5, 6]}
@@ -296,9 +328,11 @@ def write_matrix(out_dir, cases=None, writer="zarr-python " + zarr.__version__):
         code = KIND[c["dtype"]]
         dt = np.dtype(c["byteorder"] + code if c["byteorder"] != "|" else "|" + code)
         compressor = c["compressor"]() if c["compressor"] else None
+        filters = c["filters"]() if c.get("filters") else None
         z = zarr.open_array(os.path.join(out_dir, "arrays", name), mode="w", shape=tuple(c["shape"]),
                             chunks=tuple(c["chunks"]) if c["chunks"] else True, dtype=dt,
-                            compressor=compressor, fill_value=fill_from_json(c["dtype"], c["fill"])
+                            compressor=compressor, filters=filters,
+                            fill_value=fill_from_json(c["dtype"], c["fill"])
                             if c["fill"] is not None else None, order=c["order"],
                             dimension_separator=c["sep"])
         with open(os.path.join(out_dir, "arrays", name, ".zarray")) as f:
@@ -322,6 +356,8 @@ def write_matrix(out_dir, cases=None, writer="zarr-python " + zarr.__version__):
         # What zarr-python made of the request (it drops the compressor of 0-d arrays, for one).
         entry["expect"] = dict(typestr=z.dtype.str, order=z.order, dimension_separator=c["sep"],
                                compressor=z.compressor.get_config() if z.compressor is not None else None)
+        if z.filters:
+            entry["expect"]["filters"] = [f.get_config() for f in z.filters]
         entries.append(entry)
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
         json.dump({"writer": writer, "arrays": entries}, f, indent=1)
@@ -358,6 +394,10 @@ def verify_one(root, e):
         differs = got is not None and any(got.get(k) != v for k, v in exp.items())
         if (got is None) != (exp is None) or differs:
             problems.append("compressor %s, expected %s" % (got, exp))
+    if "filters" in want:
+        got = [f.get_config() for f in z.filters] if z.filters else None
+        if got != want["filters"]:
+            problems.append("filters %s, expected %s" % (got, want["filters"]))
     # The fill value as zarr-python decodes it from .zarray.
     if e["fill_value"] is None:
         if z.fill_value is not None:

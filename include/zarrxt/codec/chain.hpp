@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include "../detail/checked.hpp"
 #include "../metadata/array_metadata.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
@@ -133,7 +134,7 @@ public:
         if constexpr (n == 1 && !std::is_base_of_v<codec::sharding_base, codec_at<0>>
                       && requires(const codec_at<0>& c) { c.fixed_encoded_size(); })
         {
-            return true;
+            return std::get<0>(m_codecs).fixed_encoded_size() == m_decoded_bytes;
         }
         else
         {
@@ -185,6 +186,19 @@ private:
     std::array<dims, n_a2a + 1> m_shapes;
     std::array<std::optional<std::size_t>, n_b2b + 1> m_sizes;
     std::size_t m_stored_element_size = 0;
+    std::size_t m_decoded_bytes = 0;
+
+    static bool name_at(std::size_t i, const std::string& name)
+    {
+        bool match = false;
+        detail::static_for<0, n>([&](auto k) {
+            if (k.value == i)
+            {
+                match = codec::name_matches<codec_at<k.value>>(name);
+            }
+        });
+        return match;
+    }
 };
 
 /******************
@@ -196,7 +210,7 @@ chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& spe
 {
     for (std::size_t i = 0; i < std::max(n, specs.size()); ++i)
     {
-        if (i >= specs.size() || i >= n || specs[i].name != names[i])
+        if (i >= specs.size() || i >= n || !name_at(i, specs[i].name))
         {
             std::string expected = "[";
             for (std::size_t k = 0; k < n; ++k)
@@ -227,12 +241,17 @@ chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& spe
         if constexpr (i.value < n_a2a)
         {
             stage.chunk_shape = std::get<i.value>(c.m_codecs).encoded_shape(stage.chunk_shape);
+            stage.fill = codec::encoded_fill_of(std::get<i.value>(c.m_codecs), stage.fill);
             stage.dtype = codec::encoded_dtype_of(std::get<i.value>(c.m_codecs), stage.dtype);
             c.m_shapes[i.value + 1] = stage.chunk_shape;
         }
         if constexpr (i.value == a2b)
         {
             c.m_stored_element_size = stage.element_size();
+            c.m_decoded_bytes = zarrxt::detail::to_size(
+                zarrxt::detail::checked_mul(zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
+                                            stage.element_size(), "chunk bytes"),
+                "chunk bytes");
         }
     });
     std::optional<std::size_t> size;
@@ -266,7 +285,10 @@ codec::array_view chain<Codecs...>::decode(mutable_byte_view encoded, codec::scr
     v.element_size = m_stored_element_size;
     v.shape = m_shapes[n_a2a];
     v.strides = codec::array_view::c_strides(v.shape);
-    detail::static_for_reverse<n_a2a, 0>([&](auto i) { v = std::get<i.value>(m_codecs).decode(std::move(v), s.array); });
+    detail::static_for_reverse<n_a2a, 0>([&](auto i) {
+        buffer& out = codec::detail::a2a_target(s, v.data);
+        v = std::get<i.value>(m_codecs).decode(std::move(v), out);
+    });
     return v;
 }
 
@@ -323,8 +345,10 @@ template <class... Codecs>
 byte_view chain<Codecs...>::encode(const codec::array_view& chunk, codec::scratch_space& s) const
 {
     codec::array_view v = chunk;
-    buffer* a2a_out[2] = {&s.array, &s.b};
-    detail::static_for<0, n_a2a>([&](auto i) { v = std::get<i.value>(m_codecs).encode(std::move(v), *a2a_out[i.value % 2]); });
+    detail::static_for<0, n_a2a>([&](auto i) {
+        buffer& out = codec::detail::a2a_target(s, v.data);
+        v = std::get<i.value>(m_codecs).encode(std::move(v), out);
+    });
     const std::size_t bytes = static_cast<std::size_t>(v.elements()) * v.element_size;
     byte_view cur = std::get<a2b>(m_codecs).encode(byte_view(v.data, bytes), s.a);
     codec::detail::stage_buffers stages(s);

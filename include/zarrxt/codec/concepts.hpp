@@ -15,10 +15,12 @@
 #include "../detail/buffer.hpp"
 #include "../detail/json.hpp"
 #include "../detail/small_vector.hpp"
+#include "../detail/strided_copy.hpp"
 #include "../dtype.hpp"
 #include "../limits.hpp"
 #include "../metadata/fill_value.hpp"
 
+#include <algorithm>
 #include <concepts>
 #include <cstdint>
 #include <optional>
@@ -80,6 +82,40 @@ struct array_view
         return n;
     }
 
+    /// True when the elements occupy exactly `elements()` consecutive slots in some axis order
+    /// (a C-contiguous array, or one whose axes a transpose permuted): element-wise codecs can then
+    /// run over the memory in order and keep the strides.
+    bool is_dense() const noexcept
+    {
+        zarrxt::detail::small_vector<std::size_t> axes;
+        for (std::size_t i = 0; i < shape.size(); ++i)
+        {
+            if (shape[i] == 0)
+            {
+                return true;
+            }
+            if (shape[i] != 1)
+            {
+                if (strides[i] <= 0)
+                {
+                    return false;
+                }
+                axes.push_back(i);
+            }
+        }
+        std::sort(axes.begin(), axes.end(), [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
+        std::int64_t expect = 1;
+        for (auto a : axes)
+        {
+            if (strides[a] != expect)
+            {
+                return false;
+            }
+            expect *= static_cast<std::int64_t>(shape[a]);
+        }
+        return true;
+    }
+
     bool is_c_contiguous() const noexcept
     {
         std::int64_t expect = 1;
@@ -119,7 +155,8 @@ struct scratch_space
 {
     buffer a;     ///< bytes->bytes stages alternate between a and b
     buffer b;
-    buffer array; ///< array->array stages
+    buffer array; ///< array->array stages alternate between array and array_b
+    buffer array_b;
     buffer work;  ///< the kernels' chunk assembly buffer (never touched by codecs)
     buffer io;    ///< encoded bytes read from the store (reused from chunk to chunk)
 };
@@ -212,6 +249,43 @@ dtype_id encoded_dtype_of(const C& c, dtype_id in)
     }
 }
 
+/// Optional for array->array codecs that change the element type: the fill value as the codecs
+/// after them see it (cast_value, scale_offset); unchanged otherwise.
+template <class C>
+fill_value encoded_fill_of(const C& c, const fill_value& in)
+{
+    if constexpr (requires { c.encoded_fill(in); })
+    {
+        return c.encoded_fill(in);
+    }
+    else
+    {
+        return in;
+    }
+}
+
+/// Whether `n` names codec C: its Zarr name, or one of the older names it is still read under
+/// (`static constexpr std::string_view aliases[]`, e.g. "zlib" for numcodecs.zlib).
+template <class C>
+bool name_matches(std::string_view n) noexcept
+{
+    if (n == C::name)
+    {
+        return true;
+    }
+    if constexpr (requires { C::aliases; })
+    {
+        for (std::string_view a : C::aliases)
+        {
+            if (n == a)
+            {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 template <class C>
 concept any_codec = array_to_array_codec<C> || array_to_bytes_codec<C> || bytes_to_bytes_codec<C>;
 
@@ -281,6 +355,33 @@ inline std::int64_t int_member(std::string_view codec, const json& cfg, const ch
                               + std::to_string(hi) + "], got " + std::to_string(v));
     }
     return v;
+}
+
+/// For element-wise array->array codecs: `f(src, dst, n)` converts n elements in memory order into
+/// `out` (elements of `out_size` bytes); the result keeps the input's shape and element strides.
+/// A view that is not dense is first made C-contiguous.
+template <class F>
+array_view map_elements(const array_view& in, buffer& out, std::size_t out_size, F&& f)
+{
+    const std::size_t n = static_cast<std::size_t>(in.elements());
+    array_view src = in;
+    buffer dense;
+    if (!in.is_dense())
+    {
+        dense.resize_discard(n * in.element_size);
+        src.strides = array_view::c_strides(in.shape);
+        zarrxt::detail::strided_copy(dense.data(), src.strides, in.data, in.strides, in.shape, in.element_size);
+        src.data = dense.data();
+    }
+    out.resize_discard(n * out_size);
+    if (n != 0)
+    {
+        f(static_cast<const std::byte*>(src.data), out.data(), n);
+    }
+    array_view r = src;
+    r.data = out.data();
+    r.element_size = out_size;
+    return r;
 }
 
 } // namespace detail

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "../detail/checked.hpp"
 #include "../metadata/array_metadata.hpp"
 #include "../config.hpp"
 #include "../zarrxt_fwd.hpp"
@@ -44,6 +45,7 @@ struct erased_a2a : erased_codec
 {
     virtual dims encoded_shape(const dims&) const = 0;
     virtual dtype_id encoded_dtype(dtype_id) const = 0;
+    virtual fill_value encoded_fill(const fill_value&) const = 0;
     virtual array_view decode(array_view, buffer&) const = 0;
     virtual array_view encode(array_view, buffer&) const = 0;
 };
@@ -78,6 +80,7 @@ struct a2a_model final : erased_a2a
         return m_c.encoded_shape(s);
     }
     dtype_id encoded_dtype(dtype_id d) const override { return encoded_dtype_of(m_c, d); }
+    fill_value encoded_fill(const fill_value& f) const override { return encoded_fill_of(m_c, f); }
     array_view decode(array_view v, buffer& b) const override { return m_c.decode(std::move(v), b); }
     array_view encode(array_view v, buffer& b) const override { return m_c.encode(std::move(v), b); }
     C m_c;
@@ -188,7 +191,12 @@ public:
 
     /// True for a chain of only `bytes`: a stored chunk is the decoded chunk (up to a byte swap),
     /// so it can be read straight into the destination and finished with `finish_raw`.
-    bool is_raw() const noexcept { return m_a2a.empty() && m_b2b.empty() && m_a2b && m_a2b->fixed_size() && !m_a2b->sharding(); }
+    bool is_raw() const noexcept
+    {
+        // The stored size must be the decoded size (bytes; not packbits, whose size is fixed too).
+        return m_a2a.empty() && m_b2b.empty() && m_a2b && !m_a2b->sharding() && m_a2b->fixed_size()
+               && *m_a2b->fixed_size() == m_decoded_bytes;
+    }
     /// The in-place work of a raw chain on bytes read into place (the size check and byte swap).
     void finish_raw(mutable_byte_view chunk) const
     {
@@ -222,6 +230,7 @@ private:
     std::vector<std::unique_ptr<codec::detail::erased_b2b>> m_b2b;
     std::vector<dims> m_shapes; // shape entering a2a[i]; back() enters a2b
     std::size_t m_stored_element_size = 0; // element size entering a2b (array->array codecs may change it)
+    std::size_t m_decoded_bytes = 0;       // bytes of the array entering a2b
     std::vector<std::optional<std::size_t>> m_sizes;    // size entering b2b[i] when encoding; back() = encoded
 };
 
@@ -254,6 +263,7 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
         if (made.a2a)
         {
             stage.chunk_shape = made.a2a->encoded_shape(stage.chunk_shape);
+            stage.fill = made.a2a->encoded_fill(stage.fill);
             stage.dtype = made.a2a->encoded_dtype(stage.dtype);
             c.m_shapes.push_back(stage.chunk_shape);
             c.m_a2a.push_back(std::move(made.a2a));
@@ -262,6 +272,10 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
         {
             c.m_a2b = std::move(made.a2b);
             c.m_stored_element_size = stage.element_size();
+            c.m_decoded_bytes = zarrxt::detail::to_size(
+                zarrxt::detail::checked_mul(zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
+                                            stage.element_size(), "chunk bytes"),
+                "chunk bytes");
         }
         else
         {
@@ -292,7 +306,8 @@ inline codec::array_view dynamic_chain::decode(mutable_byte_view encoded, codec:
     v.strides = codec::array_view::c_strides(v.shape);
     for (std::size_t i = m_a2a.size(); i-- > 0;)
     {
-        v = m_a2a[i]->decode(std::move(v), s.array);
+        buffer& out = codec::detail::a2a_target(s, v.data);
+        v = m_a2a[i]->decode(std::move(v), out);
     }
     return v;
 }
@@ -339,10 +354,10 @@ inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_v
 inline byte_view dynamic_chain::encode(const codec::array_view& chunk, codec::scratch_space& s) const
 {
     codec::array_view v = chunk;
-    buffer* a2a_out[2] = {&s.array, &s.b};
     for (std::size_t i = 0; i < m_a2a.size(); ++i)
     {
-        v = m_a2a[i]->encode(std::move(v), *a2a_out[i % 2]);
+        buffer& out = codec::detail::a2a_target(s, v.data);
+        v = m_a2a[i]->encode(std::move(v), out);
     }
     // The a2b stage sees a C-contiguous array (a2a outputs are materialised).
     const std::size_t n = static_cast<std::size_t>(v.elements()) * v.element_size;

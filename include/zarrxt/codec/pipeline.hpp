@@ -41,6 +41,14 @@ private:
     int m_where = 0; // 0: caller's memory, 1: scratch a, 2: scratch b
 };
 
+/// The scratch buffer an array->array stage writes to: the one of `array` / `array_b` that does not
+/// hold its input (a stage may return a view of its input, so alternating by position would not do).
+inline buffer& a2a_target(scratch_space& s, const std::byte* input) noexcept
+{
+    const bool in_a = input != nullptr && input >= s.array.data() && input < s.array.data() + s.array.size();
+    return in_a ? s.array_b : s.array;
+}
+
 /// Expected decoded size of each bytes->bytes stage (index i = input of b2b[i] when encoding),
 /// derived forward from the array->bytes codec's fixed size where codecs have fixed overhead.
 template <class EncodedSizeOf>

@@ -7,14 +7,20 @@
 
 #include "blosc.hpp"
 #include "bytes.hpp"
+#include "cast_value.hpp"
 #include "crc32c.hpp"
 #include "dynamic_chain.hpp"
 #include "gzip.hpp"
 #include "numcodecs/bitround.hpp"
+#include "numcodecs/bz2.hpp"
 #include "numcodecs/delta.hpp"
 #include "numcodecs/fixedscaleoffset.hpp"
 #include "numcodecs/lz4.hpp"
+#include "numcodecs/lzma.hpp"
+#include "numcodecs/packbits.hpp"
 #include "numcodecs/shuffle.hpp"
+#include "packbits.hpp"
+#include "scale_offset.hpp"
 #include "sharding_indexed.hpp"
 #include "transpose.hpp"
 #include "zlib.hpp"
@@ -31,22 +37,22 @@ struct codec_list
 };
 
 using builtin_codecs =
-    codec_list<transpose, numcodecs::delta, numcodecs::bitround, numcodecs::fixedscaleoffset, bytes<>,
-               sharding_indexed<dynamic_chain, dynamic_chain, no_index_cache>, gzip, zlib, zstd, crc32c, blosc,
-               numcodecs::shuffle, numcodecs::lz4>;
+    codec_list<transpose, numcodecs::delta, numcodecs::bitround, numcodecs::fixedscaleoffset, cast_value, scale_offset,
+               numcodecs::packbits, bytes<>, packbits, sharding_indexed<dynamic_chain, dynamic_chain, no_index_cache>,
+               gzip, zlib, zstd, crc32c, blosc, numcodecs::shuffle, numcodecs::lz4, numcodecs::bz2, numcodecs::lzma>;
 
 template <class... Codecs>
 int kind_of_name(const std::string& name, codec_list<Codecs...>)
 {
     int kind = -1;
-    ((kind = kind < 0 && name == Codecs::name ? kind_rank<Codecs>() : kind), ...);
+    ((kind = kind < 0 && name_matches<Codecs>(name) ? kind_rank<Codecs>() : kind), ...);
     return kind;
 }
 
 template <class C>
 bool try_make(const codec_spec& spec, const codec_context& ctx, made_codec& out)
 {
-    if (spec.name != C::name)
+    if (!name_matches<C>(spec.name))
     {
         return false;
     }
@@ -78,9 +84,10 @@ made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, code
 {
     throw metadata_error(metadata_errc::unknown_codec,
                          "codec \"" + name
-                             + "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zlib, zstd, "
-                               "crc32c, blosc, sharding_indexed, numcodecs.delta, numcodecs.bitround, "
-                               "numcodecs.fixedscaleoffset, numcodecs.shuffle, numcodecs.lz4)");
+                             + "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zstd, crc32c, "
+                               "blosc, sharding_indexed, packbits, cast_value, scale_offset, numcodecs.zlib, "
+                               "numcodecs.delta, numcodecs.bitround, numcodecs.fixedscaleoffset, numcodecs.shuffle, "
+                               "numcodecs.lz4, numcodecs.bz2, numcodecs.lzma, numcodecs.packbits)");
 }
 
 ZARRXT_DECL int builtin_codec_kind(const std::string& name)

@@ -1,7 +1,9 @@
 /** @file codec/zlib.hpp
- *  `zlib` (bytes -> bytes): DEFLATE in the zlib container (RFC 1950).
- *  Zarr v2: numcodecs "zlib". Zarr v3 has no core zlib codec, but zarrita and zarr-python accept
- *  the name "zlib" with {"level"}; zarrxt reads and writes it under that name.
+ *  `numcodecs.zlib` (bytes -> bytes): DEFLATE in the zlib container (RFC 1950).
+ *  Zarr v2: numcodecs compressor "zlib". Zarr v3 has no core zlib codec; the registered name is
+ *  "numcodecs.zlib" {"level"} (zarr-python 3 and zarrs write it, zarrita reads it), which zarrxt
+ *  writes. The bare name "zlib", which older zarrxt and some other writers used, is still read.
+ *  The C++ type keeps the short name: `codec::zlib`.
  */
 #pragma once
 
@@ -15,7 +17,8 @@ class zlib
 {
 public:
     using codec_kind = bytes_to_bytes_tag;
-    static constexpr std::string_view name = "zlib";
+    static constexpr std::string_view name = "numcodecs.zlib";
+    static constexpr std::string_view aliases[] = {"zlib"};
 
     int level = 1;
 

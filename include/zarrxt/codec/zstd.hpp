@@ -2,6 +2,9 @@
  *  `zstd` (bytes -> bytes): Zstandard frames.
  *  Spec: https://github.com/zarr-developers/zarr-extensions/tree/main/codecs/zstd
  *  Zarr v2: numcodecs "zstd" {level} (no checksum member before numcodecs 0.12).
+ *  With `checksum: true` every frame carries the XXH64 of its content (the low 32 bits), written
+ *  on encode; on decode libzstd verifies the checksum of every frame that has one, whatever the
+ *  configuration says, and a mismatch is error 4.
  *
  *  Frames that record their content size are decoded in one call into an exactly sized buffer;
  *  frames without it (written by streaming compressors, e.g. some numcodecs and Java writers) are
@@ -218,6 +221,17 @@ public:
     }
 
 private:
+    /// A frame's own checksum (written with `checksum: true`, verified by libzstd) is error 4.
+    [[noreturn]] static void throw_decode_error(std::size_t code)
+    {
+        if (ZSTD_getErrorCode(code) == ZSTD_error_checksum_wrong)
+        {
+            throw codec_error(codec_errc::checksum_mismatch, name,
+                              "the frame's content checksum does not match its decoded bytes");
+        }
+        throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(code));
+    }
+
     /// True when `in` begins with a zstd or skippable frame magic number.
     static bool starts_frame(byte_view in) noexcept
     {
@@ -243,7 +257,7 @@ private:
                                   "frame decodes to more than the expected " + std::to_string(dest.size()) +
                                       " bytes");
             }
-            throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
+            throw_decode_error(n);
         }
         if (n != dest.size())
         {
@@ -290,7 +304,7 @@ private:
                 {
                     return decode_capped(in, out, cap);
                 }
-                throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(last));
+                throw_decode_error(last);
             }
             if (ob.pos > cap)
             {
@@ -319,7 +333,7 @@ private:
                                                   in.data(), in.size());
         if (ZSTD_isError(n) && ZSTD_getErrorCode(n) != ZSTD_error_dstSize_tooSmall)
         {
-            throw codec_error(codec_errc::corrupt_stream, name, ZSTD_getErrorName(n));
+            throw_decode_error(n);
         }
         if (ZSTD_isError(n) || n > cap)
         {

@@ -5,10 +5,11 @@
  *  Lowering (the only place zarrxt looks at the format version of an array):
  *    order "F"          -> transpose codec with the reversed axis order (rank > 1)
  *    dtype "<i2"/">i2"  -> dtype int16 + bytes codec {endian: little|big}
- *    compressor         -> one bytes-to-bytes codec: zlib, gzip, zstd, blosc (lz4 when available)
- *    filters            -> delta, bitround, fixedscaleoffset become array->array codecs after the
- *                          transpose; shuffle becomes a bytes->bytes codec before the compressor
- *                          (numcodecs.* names, as zarr-python 3 writes them in v3)
+ *    compressor         -> one bytes-to-bytes codec: gzip, zstd, blosc, numcodecs.zlib, and when
+ *                          their libraries are available numcodecs.lz4, numcodecs.bz2, numcodecs.lzma
+ *    filters            -> delta, bitround, fixedscaleoffset, packbits become array->array codecs
+ *                          after the transpose; shuffle becomes a bytes->bytes codec before the
+ *                          compressor (numcodecs.* names, as zarr-python 3 writes them in v3)
  *    dimension_separator-> chunk key encoding "v2" with that separator
  *    .zattrs _ARRAY_DIMENSIONS -> dimension_names (the xarray/NCZarr convention), when it is a
  *                          list of strings or nulls of the array's rank; otherwise it stays an
@@ -54,6 +55,7 @@ struct v2_layout
     bool big_endian = false;
     char dimension_separator = '.';
     std::optional<codec_spec> compressor;
+    std::vector<codec_spec> filters; ///< numcodecs.* codecs, written as v2 filters in this order
 };
 
 /// A new .zarray document.
@@ -135,9 +137,31 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
         auto it = c.find("level");
         return it == c.end() || it->is_null() ? def : as_int(*it, "compressor.level");
     };
-    if (id == "zlib" || id == "gzip")
+    if (id == "gzip")
     {
         return codec_spec(id, {{"level", level_or(1)}});
+    }
+    if (id == "zlib")
+    {
+        return codec_spec("numcodecs.zlib", {{"level", level_or(1)}});
+    }
+    if (id == "bz2")
+    {
+        return codec_spec("numcodecs.bz2", {{"level", level_or(1)}});
+    }
+    if (id == "lzma")
+    {
+        // numcodecs writes every member (null for preset and filters); missing ones take its defaults.
+        // Other members are ignored, as for the other compressors.
+        json cfg = {{"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}};
+        for (const char* k : {"format", "check", "preset", "filters"})
+        {
+            if (auto it = c.find(k); it != c.end())
+            {
+                cfg[k] = *it;
+            }
+        }
+        return codec_spec("numcodecs.lzma", std::move(cfg));
     }
     if (id == "zstd")
     {
@@ -198,9 +222,24 @@ inline json raise_to_v2_compressor(const codec_spec& s)
         }
         return it == cfg.end() ? std::string(def) : it->get<std::string>();
     };
-    if (s.name == "zlib" || s.name == "gzip")
+    if (s.name == "gzip")
     {
-        return {{"id", s.name}, {"level", get_int("level", s.name == "gzip" ? 5 : 1)}};
+        return {{"id", s.name}, {"level", get_int("level", 5)}};
+    }
+    if (s.name == "zlib" || s.name == "numcodecs.zlib")
+    {
+        return {{"id", "zlib"}, {"level", get_int("level", 1)}};
+    }
+    if (s.name == "numcodecs.bz2")
+    {
+        return {{"id", "bz2"}, {"level", get_int("level", 1)}};
+    }
+    if (s.name == "numcodecs.lzma")
+    {
+        json j = {{"id", "lzma"}, {"format", get_int("format", 1)}, {"check", get_int("check", -1)}};
+        j["preset"] = cfg.contains("preset") ? cfg["preset"] : json(nullptr);
+        j["filters"] = cfg.contains("filters") ? cfg["filters"] : json(nullptr);
+        return j;
     }
     if (s.name == "zstd")
     {
@@ -229,6 +268,23 @@ inline json raise_to_v2_compressor(const codec_spec& s)
     }
     throw metadata_error(metadata_errc::unknown_codec,
                          "codec \"" + s.name + "\" has no Zarr v2 compressor equivalent");
+}
+
+/// The v2 filter object for a numcodecs.* codec spec: {"id": "<name without numcodecs.>", ...}.
+inline json raise_to_v2_filter(const codec_spec& s)
+{
+    static constexpr std::string_view prefix = "numcodecs.";
+    const std::string_view n = s.name;
+    if (n.substr(0, prefix.size()) != prefix || !s.configuration.is_object())
+    {
+        throw metadata_error(metadata_errc::unknown_codec, "codec \"" + s.name + "\" has no Zarr v2 filter equivalent");
+    }
+    json j = {{"id", std::string(n.substr(prefix.size()))}};
+    for (auto it = s.configuration.begin(); it != s.configuration.end(); ++it)
+    {
+        j[it.key()] = it.value();
+    }
+    return j;
 }
 
 } // namespace detail
@@ -304,7 +360,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
                                         : filter.dump();
             json cfg = filter.is_object() ? filter : json::object();
             cfg.erase("id");
-            if (fid == "delta" || fid == "bitround" || fid == "fixedscaleoffset")
+            if (fid == "delta" || fid == "bitround" || fid == "fixedscaleoffset" || fid == "packbits")
             {
                 if (!byte_filters.empty())
                 {
@@ -448,7 +504,18 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
     doc["dtype"] = v2_typestr(dtype, layout.big_endian);
     doc["fill_value"] = fill_value_to_json(fill, dtype, 2);
-    doc["filters"] = nullptr;
+    if (layout.filters.empty())
+    {
+        doc["filters"] = nullptr;
+    }
+    else
+    {
+        doc["filters"] = json::array();
+        for (const auto& f : layout.filters)
+        {
+            doc["filters"].push_back(detail::raise_to_v2_filter(f));
+        }
+    }
     doc["order"] = std::string(1, layout.order);
     doc["shape"] = shape;
     doc["zarr_format"] = 2;
