@@ -290,7 +290,7 @@ TEST_SUITE("mpi")
         auto grid = [](int p, v g) { return zm::process_grid(p, g); };
         CHECK(grid(1, v{4, 4, 4}) == std::vector<int>{1, 1, 1});
         CHECK(grid(4, v{16, 4, 2}) == std::vector<int>{4, 1, 1});
-        CHECK(grid(4, v{2, 8, 8}) == std::vector<int>{2, 2, 1});
+        CHECK(grid(4, v{2, 8, 8}) == std::vector<int>{1, 2, 2});
         CHECK(grid(6, v{4, 4, 4}) == std::vector<int>{3, 2, 1});
         CHECK(grid(3, v{1, 9}) == std::vector<int>{1, 3});
         CHECK(grid(8, v{1, 1, 8}) == std::vector<int>{1, 1, 8});
@@ -415,11 +415,13 @@ TEST_SUITE("mpi")
         auto t = xt::xtensor<std::int32_t, 3>::from_shape({r.extent[0], r.extent[1], r.extent[2]});
         const auto v = values_of<3>(r, shape, 2);
         std::copy(v.begin(), v.end(), t.begin());
+        store.log().clear(); // forget check_whole's reads
         zm::write(world, a, r, t + 0); // an expression, not a container
         check_one_writer_per_object(store);
         check_whole(a, whole_of<3>(shape, 2), "expression");
 
         // block_cyclic along the last axis, several pieces per rank.
+        store.log().clear();
         write_generation(a, zm::decompose(world, a, zm::block_cyclic{.axis = 2, .block = 1}), 3);
         check_one_writer_per_object(store);
         check_whole(a, whole_of<3>(shape, 3), "block_cyclic");
