@@ -284,6 +284,8 @@ struct wire_error
     bool has_range = false;
     std::uint64_t offset = 0;
     std::uint64_t length = 0;
+    int origin = -1; ///< already agreed (a collective_error): its origin rank and failure count
+    int failed = 0;
 
     static wire_error from(std::exception_ptr p)
     {
@@ -294,8 +296,10 @@ struct wire_error
         }
         catch (const collective_error& e)
         {
-            // Already agreed once (a collective call nested in `collective`): keep the origin's text.
+            // Already agreed once (a collective call nested in `collective`): keep it as it is.
             w.take(e);
+            w.origin = e.origin_rank();
+            w.failed = e.failed_ranks();
         }
         catch (const error& e)
         {
@@ -348,6 +352,8 @@ struct wire_error
         put_word(has_range ? 1 : 0);
         put_word(offset);
         put_word(length);
+        put_word(static_cast<std::uint64_t>(static_cast<std::int64_t>(origin)));
+        put_word(static_cast<std::uint64_t>(failed));
         return out;
     }
 
@@ -377,22 +383,11 @@ struct wire_error
         w.has_range = word() != 0;
         w.offset = word();
         w.length = word();
+        w.origin = static_cast<int>(static_cast<std::int64_t>(word()));
+        w.failed = static_cast<int>(word());
         return w;
     }
 };
-
-inline std::string strip_rank_prefix(std::string m)
-{
-    // A collective_error passed through agree() again keeps its first "on rank" prefix only.
-    if (m.rfind("on rank ", 0) == 0)
-    {
-        if (auto colon = m.find(": "); colon != std::string::npos)
-        {
-            return m.substr(colon + 2);
-        }
-    }
-    return m;
-}
 
 } // namespace detail
 
@@ -423,13 +418,21 @@ inline void agree(MPI_Comm comm, std::exception_ptr local, std::uint64_t fingerp
         bytes.resize(static_cast<std::size_t>(n));
         MPI_Bcast(bytes.data(), static_cast<int>(n), MPI_CHAR, origin, comm);
         const auto w = detail::wire_error::decode(bytes);
-        std::string where = "on rank " + std::to_string(origin) + " of " + std::to_string(size);
-        if (failed_total > 1)
+        std::string message = w.message;
+        int from = w.origin, count = w.failed;
+        if (from < 0) // a fresh failure; otherwise an agreed one passing through again, kept as it was
         {
-            where += " (and " + std::to_string(failed_total - 1) + " other rank" + (failed_total > 2 ? "s" : "") + ")";
+            from = origin;
+            count = failed_total;
+            std::string where = "on rank " + std::to_string(origin) + " of " + std::to_string(size);
+            if (failed_total > 1)
+            {
+                where += " (and " + std::to_string(failed_total - 1) + " other rank" + (failed_total > 2 ? "s" : "")
+                         + ")";
+            }
+            message = where + ": " + message;
         }
-        collective_error e(origin, failed_total, w.category, w.code, where + ": " + detail::strip_rank_prefix(w.message),
-                           w.stage);
+        collective_error e(from, count, w.category, w.code, std::move(message), w.stage);
         e.with_key(w.key);
         if (w.has_range)
         {

@@ -553,6 +553,7 @@ TEST_SUITE("mpi")
             MPI_Barrier(world);
             auto e = expect_collective_error([&] { write_generation(a, zm::decompose(world, a), 1); });
             REQUIRE(e.has_value());
+            MESSAGE(e->what());
             CHECK(e->category() == "store");
             CHECK(e->origin_rank() == last);
             CHECK(e->key() == key);
@@ -589,6 +590,24 @@ TEST_SUITE("mpi")
             });
             REQUIRE(e.has_value());
             CHECK(std::string(e->what()) == "[zarrxt.mpi.1] on rank " + std::to_string(last) + " of " + std::to_string(p) + ": boom");
+        }
+        SUBCASE("a collective call failing inside collective() keeps its origin")
+        {
+            auto e = expect_collective_error([&] {
+                zm::collective(world, [&] {
+                    auto mine = zm::decompose(world, a);
+                    if (rank() == last)
+                    {
+                        mine = {{{0, 0}, {41, 6}}};
+                    }
+                    write_generation(a, mine, 2);
+                });
+            });
+            REQUIRE(e.has_value());
+            CHECK(e->id() == "zarrxt.array.3");
+            CHECK(e->origin_rank() == last);
+            CHECK(e->failed_ranks() == 1);
+            CHECK(e->message().rfind("on rank " + std::to_string(last) + " of " + std::to_string(p) + ": region", 0) == 0);
         }
         SUBCASE("every rank fails")
         {
