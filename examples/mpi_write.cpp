@@ -25,12 +25,16 @@ int main(int argc, char** argv)
         zx::filesystem_store store{argc > 1 ? argv[1] : "."};
         // Rank 0 writes the metadata, the others wait and open. A shard (16 x 50 x 40) is the
         // unit one rank writes; inside it, 8 x 25 x 20 chunks are compressed one by one.
-        auto a = zx::mpi::create<float, 3>(MPI_COMM_WORLD, store, "field", zx::v3_options{
-            .shape = {60, 50, 40}, .chunk_shape = {16, 50, 40},
-            .codecs = {zx::sharded({8, 25, 20}, {zx::codec::bytes{}, zx::codec::zstd{.level = 1}})}});
+        auto a = zx::mpi::create<float, 3>(
+            MPI_COMM_WORLD, store, "field",
+            zx::v3_options{
+                .shape = {60, 50, 40},
+                .chunk_shape = {16, 50, 40},
+                .codecs = {zx::sharded({8, 25, 20}, {zx::codec::bytes{}, zx::codec::zstd{.level = 1}})}});
 
         // Shard-aligned blocks, one per rank (none for a rank beyond the number of shards).
-        auto part_of = [&](int r) {
+        auto part_of = [&](int r)
+        {
             auto regions = zx::mpi::decompose<3>(a.shape(), a.chunk_shape(), r, size);
             return regions.empty() ? zx::region<3>{} : regions.front();
         };
@@ -49,7 +53,8 @@ int main(int argc, char** argv)
         for (std::size_t i = 0; i < theirs.extent[0]; ++i)
             for (std::size_t j = 0; j < theirs.extent[1]; ++j)
                 for (std::size_t k = 0; k < theirs.extent[2]; ++k)
-                    local[1] += got(i, j, k) != field(theirs.offset[0] + i, theirs.offset[1] + j, theirs.offset[2] + k);
+                    local[1] += got(i, j, k) !=
+                                field(theirs.offset[0] + i, theirs.offset[1] + j, theirs.offset[2] + k);
         MPI_Allreduce(local, total, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0)
         {

@@ -172,7 +172,8 @@ hid_t h5check_id(hid_t id, const char* what)
     return id;
 }
 
-void hdf5_job(bool write, bool deflate, const std::string& path, std::uint64_t rows, const zx::region<3>& r, float* data)
+void hdf5_job(bool write, bool deflate, const std::string& path, std::uint64_t rows, const zx::region<3>& r,
+              float* data)
 {
     const hid_t fapl = h5check_id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate");
     h5check(H5Pset_fapl_mpio(fapl, world, MPI_INFO_NULL), "H5Pset_fapl_mpio");
@@ -211,7 +212,8 @@ void hdf5_job(bool write, bool deflate, const std::string& path, std::uint64_t r
     }
     else
     {
-        h5check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
+        h5check(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, nullptr, count, nullptr),
+                "H5Sselect_hyperslab");
     }
     const hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
     h5check(H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
@@ -272,7 +274,8 @@ void floor_io(bool write, const std::string& dir, const zx::region<3>& r, float*
 {
     const std::string path = dir + "/rank-" + std::to_string(my_rank()) + ".bin";
     const std::size_t n = static_cast<std::size_t>(r.elements()) * sizeof(float);
-    const int fd = write ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : ::open(path.c_str(), O_RDONLY);
+    const int fd =
+        write ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : ::open(path.c_str(), O_RDONLY);
     if (fd < 0)
     {
         fail("open " + path);
@@ -303,7 +306,8 @@ void floor_zstd(bool write, const std::string& dir, const zx::region<3>& r, floa
     std::vector<std::uint64_t> sizes(count);
     static ZSTD_CCtx* cctx = ZSTD_createCCtx();
     static ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    const int fd = write ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : ::open(path.c_str(), O_RDONLY);
+    const int fd =
+        write ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : ::open(path.c_str(), O_RDONLY);
     if (fd < 0)
     {
         fail("open " + path);
@@ -322,7 +326,8 @@ void floor_zstd(bool write, const std::string& dir, const zx::region<3>& r, floa
             {
                 // The chunk's rows inside the slab, C order: chunk[0] x chunk[1] runs of chunk[2].
                 auto row = [&](std::uint64_t i, std::uint64_t j) {
-                    return data + ((a * chunk[0] + i) * r.extent[1] + b * chunk[1] + j) * r.extent[2] + d * chunk[2];
+                    return data + ((a * chunk[0] + i) * r.extent[1] + b * chunk[1] + j) * r.extent[2] +
+                           d * chunk[2];
                 };
                 if (write)
                 {
@@ -334,7 +339,8 @@ void floor_zstd(bool write, const std::string& dir, const zx::region<3>& r, floa
                             std::memcpy(s, row(i, j), chunk[2] * sizeof(float));
                         }
                     }
-                    const std::size_t z = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), scratch.data(), raw, 1);
+                    const std::size_t z =
+                        ZSTD_compressCCtx(cctx, packed.data(), packed.size(), scratch.data(), raw, 1);
                     if (ZSTD_isError(z))
                     {
                         fail("ZSTD_compress");
@@ -345,7 +351,8 @@ void floor_zstd(bool write, const std::string& dir, const zx::region<3>& r, floa
                 else
                 {
                     full_pread(fd, packed.data(), sizes[c], at);
-                    const std::size_t z = ZSTD_decompressDCtx(dctx, scratch.data(), raw, packed.data(), sizes[c]);
+                    const std::size_t z =
+                        ZSTD_decompressDCtx(dctx, scratch.data(), raw, packed.data(), sizes[c]);
                     if (z != raw)
                     {
                         fail("ZSTD_decompress");
@@ -374,7 +381,8 @@ void floor_zstd(bool write, const std::string& dir, const zx::region<3>& r, floa
  * zarrxt *
  **********/
 
-void zarrxt_job(bool write, bool zstd, const std::string& dir, std::uint64_t rows, const zx::region<3>& r, float* data)
+void zarrxt_job(bool write, bool zstd, const std::string& dir, std::uint64_t rows, const zx::region<3>& r,
+                float* data)
 {
     zx::filesystem_store store{dir};
     if (write)
@@ -384,11 +392,12 @@ void zarrxt_job(bool write, bool zstd, const std::string& dir, std::uint64_t row
         {
             inner.push_back(zx::codec::zstd{.level = 1});
         }
-        auto a = zm::create<float, 3>(world, store, "field",
-                                      zx::v3_options{.shape = {rows, cols, cols},
-                                                     .chunk_shape = {shard[0], shard[1], shard[2]},
-                                                     .codecs = {zx::sharded({chunk[0], chunk[1], chunk[2]}, inner)},
-                                                     .overwrite = true});
+        auto a = zm::create<float, 3>(
+            world, store, "field",
+            zx::v3_options{.shape = {rows, cols, cols},
+                           .chunk_shape = {shard[0], shard[1], shard[2]},
+                           .codecs = {zx::sharded({chunk[0], chunk[1], chunk[2]}, inner)},
+                           .overwrite = true});
         zm::write_raw(world, a, r, data);
     }
     else
@@ -462,8 +471,9 @@ int run_case(bool write, const std::string& name, const std::string& dir, std::u
     MPI_Allreduce(rss, rss_max, 2, MPI_LONG, MPI_MAX, world);
     if (my_rank() == 0)
     {
-        std::cout << "{\"case\": \"" << name << "\", \"op\": \"" << (write ? "write" : "read") << "\", \"ranks\": "
-                  << ranks() << ", \"seconds\": " << seconds << ", \"bytes\": " << rows * cols * cols * sizeof(float)
+        std::cout << "{\"case\": \"" << name << "\", \"op\": \"" << (write ? "write" : "read")
+                  << "\", \"ranks\": " << ranks() << ", \"seconds\": " << seconds
+                  << ", \"bytes\": " << rows * cols * cols * sizeof(float)
                   << ", \"stored_bytes\": " << stored_bytes(dir) << ", \"wrong_values\": " << bad_all
                   << ", \"peak_rss_kib\": " << rss_max[0] << ", \"rss_growth_kib\": " << rss_max[1] << "}"
                   << std::endl;
@@ -498,82 +508,97 @@ int codecs()
     for (int c = 0; c < count; ++c)
     {
         const std::uint64_t i0 = (static_cast<std::uint64_t>(c) * 97 % 16) * chunk[0];
-        fill(zx::region<3>{{i0, static_cast<std::uint64_t>(c % 8) * chunk[1], static_cast<std::uint64_t>(c / 8) * chunk[2]},
+        fill(zx::region<3>{{i0, static_cast<std::uint64_t>(c % 8) * chunk[1],
+                            static_cast<std::uint64_t>(c / 8) * chunk[2]},
                            {chunk[0], chunk[1], chunk[2]}},
              chunks[c].data());
     }
     std::vector<char> packed(std::max<std::size_t>(ZSTD_compressBound(raw), compressBound(raw)));
     std::vector<float> out(n);
-    auto best_of = [](int reps, auto&& f) {
+    auto best_of = [](int reps, auto&& f)
+    {
         double best = 1e30;
         for (int k = 0; k < reps; ++k)
         {
             const auto t0 = std::chrono::steady_clock::now();
             f();
-            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            best =
+                std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
         return best;
     };
     ZSTD_CCtx* cctx = ZSTD_createCCtx();
     ZSTD_DCtx* dctx = ZSTD_createDCtx();
     std::uint64_t zbytes = 0, dbytes = 0;
-    const double zc = best_of(3, [&] {
-        zbytes = 0;
-        for (auto& c : chunks)
-        {
-            zbytes += ZSTD_compressCCtx(cctx, packed.data(), packed.size(), c.data(), raw, 1);
-        }
-    });
+    const double zc =
+        best_of(3,
+                [&]
+                {
+                    zbytes = 0;
+                    for (auto& c : chunks)
+                    {
+                        zbytes += ZSTD_compressCCtx(cctx, packed.data(), packed.size(), c.data(), raw, 1);
+                    }
+                });
     std::vector<std::vector<char>> zs, ds;
     for (auto& c : chunks)
     {
         const std::size_t z = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), c.data(), raw, 1);
         zs.emplace_back(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(z));
         uLongf d = static_cast<uLongf>(packed.size());
-        compress2(reinterpret_cast<Bytef*>(packed.data()), &d, reinterpret_cast<const Bytef*>(c.data()), raw, 1);
+        compress2(reinterpret_cast<Bytef*>(packed.data()), &d, reinterpret_cast<const Bytef*>(c.data()), raw,
+                  1);
         ds.emplace_back(packed.begin(), packed.begin() + static_cast<std::ptrdiff_t>(d));
     }
-    const double zd = best_of(3, [&] {
-        for (auto& z : zs)
-        {
-            if (ZSTD_decompressDCtx(dctx, out.data(), raw, z.data(), z.size()) != raw)
-            {
-                fail("zstd round trip");
-            }
-        }
-    });
-    const double dc = best_of(3, [&] {
-        dbytes = 0;
-        for (auto& c : chunks)
-        {
-            uLongf d = static_cast<uLongf>(packed.size());
-            if (compress2(reinterpret_cast<Bytef*>(packed.data()), &d, reinterpret_cast<const Bytef*>(c.data()), raw, 1)
-                != Z_OK)
-            {
-                fail("compress2");
-            }
-            dbytes += d;
-        }
-    });
-    const double dd = best_of(3, [&] {
-        for (auto& z : ds)
-        {
-            uLongf d = static_cast<uLongf>(raw);
-            if (uncompress(reinterpret_cast<Bytef*>(out.data()), &d, reinterpret_cast<const Bytef*>(z.data()), z.size())
-                    != Z_OK
-                || d != raw)
-            {
-                fail("zlib round trip");
-            }
-        }
-    });
+    const double zd =
+        best_of(3,
+                [&]
+                {
+                    for (auto& z : zs)
+                    {
+                        if (ZSTD_decompressDCtx(dctx, out.data(), raw, z.data(), z.size()) != raw)
+                        {
+                            fail("zstd round trip");
+                        }
+                    }
+                });
+    const double dc = best_of(3,
+                              [&]
+                              {
+                                  dbytes = 0;
+                                  for (auto& c : chunks)
+                                  {
+                                      uLongf d = static_cast<uLongf>(packed.size());
+                                      if (compress2(reinterpret_cast<Bytef*>(packed.data()), &d,
+                                                    reinterpret_cast<const Bytef*>(c.data()), raw, 1) != Z_OK)
+                                      {
+                                          fail("compress2");
+                                      }
+                                      dbytes += d;
+                                  }
+                              });
+    const double dd =
+        best_of(3,
+                [&]
+                {
+                    for (auto& z : ds)
+                    {
+                        uLongf d = static_cast<uLongf>(raw);
+                        if (uncompress(reinterpret_cast<Bytef*>(out.data()), &d,
+                                       reinterpret_cast<const Bytef*>(z.data()), z.size()) != Z_OK ||
+                            d != raw)
+                        {
+                            fail("zlib round trip");
+                        }
+                    }
+                });
     const double mb = static_cast<double>(raw) * count / 1e6;
     std::cout << "{\"zstd1_compress_mbps\": " << mb / zc << ", \"zstd1_decompress_mbps\": " << mb / zd
               << ", \"zstd1_ratio\": " << static_cast<double>(raw) * count / static_cast<double>(zbytes)
               << ", \"deflate1_compress_mbps\": " << mb / dc << ", \"deflate1_decompress_mbps\": " << mb / dd
               << ", \"deflate1_ratio\": " << static_cast<double>(raw) * count / static_cast<double>(dbytes)
-              << ", \"zstd_version\": \"" << ZSTD_versionString() << "\", \"zlib_version\": \"" << zlibVersion()
-              << "\"}" << std::endl;
+              << ", \"zstd_version\": \"" << ZSTD_versionString() << "\", \"zlib_version\": \""
+              << zlibVersion() << "\"}" << std::endl;
     ZSTD_freeCCtx(cctx);
     ZSTD_freeDCtx(dctx);
     return 0;

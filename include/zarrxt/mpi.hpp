@@ -79,8 +79,8 @@ namespace mpi
 class collective_error : public error
 {
 public:
-    collective_error(int origin_rank, int failed_ranks, std::string_view category, int code, std::string message,
-                     std::string_view stage = {})
+    collective_error(int origin_rank, int failed_ranks, std::string_view category, int code,
+                     std::string message, std::string_view stage = {})
         : error(category, code, std::move(message), stage)
         , m_origin_rank(origin_rank)
         , m_failed_ranks(failed_ranks)
@@ -334,13 +334,15 @@ struct wire_error
     std::string encode() const
     {
         std::string out;
-        auto put_word = [&](std::uint64_t v) {
+        auto put_word = [&](std::uint64_t v)
+        {
             for (int i = 0; i < 8; ++i)
             {
                 out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
             }
         };
-        auto put = [&](const std::string& s) {
+        auto put = [&](const std::string& s)
+        {
             put_word(s.size());
             out += s;
         };
@@ -361,7 +363,8 @@ struct wire_error
     {
         wire_error w;
         std::size_t at = 0;
-        auto word = [&]() {
+        auto word = [&]()
+        {
             std::uint64_t v = 0;
             for (int i = 0; i < 8 && at < in.size(); ++i, ++at)
             {
@@ -369,7 +372,8 @@ struct wire_error
             }
             return v;
         };
-        auto str = [&]() {
+        auto str = [&]()
+        {
             const std::uint64_t n = std::min<std::uint64_t>(word(), in.size() - at);
             std::string s = in.substr(at, n);
             at += n;
@@ -427,8 +431,8 @@ inline void agree(MPI_Comm comm, std::exception_ptr local, std::uint64_t fingerp
             std::string where = "on rank " + std::to_string(origin) + " of " + std::to_string(size);
             if (failed_total > 1)
             {
-                where += " (and " + std::to_string(failed_total - 1) + " other rank" + (failed_total > 2 ? "s" : "")
-                         + ")";
+                where += " (and " + std::to_string(failed_total - 1) + " other rank" +
+                         (failed_total > 2 ? "s" : "") + ")";
             }
             message = where + ": " + message;
         }
@@ -541,8 +545,8 @@ std::array<std::uint64_t, N> object_grid(const std::array<std::uint64_t, N>& sha
     {
         if (object_shape[d] == 0)
         {
-            throw array_error(array_errc::invalid_argument, "decompose: the object shape has a zero extent on axis "
-                                                                + std::to_string(d));
+            throw array_error(array_errc::invalid_argument,
+                              "decompose: the object shape has a zero extent on axis " + std::to_string(d));
         }
         g[d] = shape[d] / object_shape[d] + (shape[d] % object_shape[d] != 0 ? 1 : 0);
     }
@@ -566,9 +570,9 @@ std::vector<region<N>> decompose(const std::array<std::uint64_t, N>& shape,
     static_assert(N >= 1, "zarrxt::mpi::decompose: rank-0 arrays have one element; nothing to decompose");
     if (size < 1 || rank < 0 || rank >= size)
     {
-        throw array_error(array_errc::invalid_argument, "decompose: rank " + std::to_string(rank)
-                                                            + " is not in a communicator of size "
-                                                            + std::to_string(size));
+        throw array_error(array_errc::invalid_argument, "decompose: rank " + std::to_string(rank) +
+                                                            " is not in a communicator of size " +
+                                                            std::to_string(size));
     }
     const auto grid = detail::object_grid(shape, object_shape);
     std::vector<int> dims = layout.process_grid;
@@ -581,13 +585,13 @@ std::vector<region<N>> decompose(const std::array<std::uint64_t, N>& shape,
     {
         product *= d;
     }
-    if (dims.size() != N || product != size
-        || std::any_of(dims.begin(), dims.end(), [](int d) { return d < 1; }))
+    if (dims.size() != N || product != size ||
+        std::any_of(dims.begin(), dims.end(), [](int d) { return d < 1; }))
     {
         throw array_error(array_errc::invalid_argument,
-                          "decompose: the process grid must have " + std::to_string(N)
-                              + " positive extents whose product is the communicator size "
-                              + std::to_string(size));
+                          "decompose: the process grid must have " + std::to_string(N) +
+                              " positive extents whose product is the communicator size " +
+                              std::to_string(size));
     }
     region<N> r;
     int rest = rank;
@@ -618,16 +622,16 @@ std::vector<region<N>> decompose(const std::array<std::uint64_t, N>& shape,
     static_assert(N >= 1, "zarrxt::mpi::decompose: rank-0 arrays have one element; nothing to decompose");
     if (size < 1 || rank < 0 || rank >= size)
     {
-        throw array_error(array_errc::invalid_argument, "decompose: rank " + std::to_string(rank)
-                                                            + " is not in a communicator of size "
-                                                            + std::to_string(size));
+        throw array_error(array_errc::invalid_argument, "decompose: rank " + std::to_string(rank) +
+                                                            " is not in a communicator of size " +
+                                                            std::to_string(size));
     }
     if (layout.axis >= N || layout.block == 0)
     {
         throw array_error(array_errc::invalid_argument,
-                          "decompose: block_cyclic needs an axis below " + std::to_string(N)
-                              + " and a block of at least one object (got axis " + std::to_string(layout.axis)
-                              + ", block " + std::to_string(layout.block) + ")");
+                          "decompose: block_cyclic needs an axis below " + std::to_string(N) +
+                              " and a block of at least one object (got axis " + std::to_string(layout.axis) +
+                              ", block " + std::to_string(layout.block) + ")");
     }
     const auto grid = detail::object_grid(shape, object_shape);
     std::vector<region<N>> out;
@@ -643,8 +647,8 @@ std::vector<region<N>> decompose(const std::array<std::uint64_t, N>& shape,
     for (std::uint64_t k = static_cast<std::uint64_t>(rank); k < slabs; k += static_cast<std::uint64_t>(size))
     {
         region<N> r = region<N>::all(shape);
-        const auto [b, e] = detail::objects_to_span(k * layout.block, std::min((k + 1) * layout.block, grid[a]),
-                                                    object_shape[a], shape[a]);
+        const auto [b, e] = detail::objects_to_span(
+            k * layout.block, std::min((k + 1) * layout.block, grid[a]), object_shape[a], shape[a]);
         r.offset[a] = b;
         r.extent[a] = e - b;
         out.push_back(r);
@@ -655,8 +659,8 @@ std::vector<region<N>> decompose(const std::array<std::uint64_t, N>& shape,
 template <class Array, class Layout>
 std::vector<region<Array::rank>> decompose(MPI_Comm comm, const Array& a, const Layout& layout)
 {
-    return decompose<Array::rank>(a.shape(), a.chunk_shape(), detail::comm_rank(comm), detail::comm_size(comm),
-                                  layout);
+    return decompose<Array::rank>(a.shape(), a.chunk_shape(), detail::comm_rank(comm),
+                                  detail::comm_size(comm), layout);
 }
 
 template <class Array>
@@ -855,7 +859,8 @@ void check_bounds(const region<N>& r, const coords<N>& shape)
     {
         if (r.offset[d] > shape[d] || r.extent[d] > shape[d] - r.offset[d])
         {
-            auto list = [](const coords<N>& v) {
+            auto list = [](const coords<N>& v)
+            {
                 std::string s = "[";
                 for (std::size_t i = 0; i < N; ++i)
                 {
@@ -863,9 +868,9 @@ void check_bounds(const region<N>& r, const coords<N>& shape)
                 }
                 return s + "]";
             };
-            throw array_error(array_errc::out_of_bounds, "region offset " + list(r.offset) + " extent "
-                                                             + list(r.extent) + " is outside the array shape "
-                                                             + list(shape));
+            throw array_error(array_errc::out_of_bounds, "region offset " + list(r.offset) + " extent " +
+                                                             list(r.extent) + " is outside the array shape " +
+                                                             list(shape));
         }
     }
 }
@@ -995,7 +1000,8 @@ inline void post_bytes(std::vector<MPI_Request>& requests, bool send, std::byte*
 /// The collective write. `whole(i)` writes this rank's piece i straight (no other rank touches
 /// its objects); `data(i)` returns piece i's values, dense and C-ordered (it may evaluate lazily).
 template <class Array, class Whole, class Data>
-void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>& mine, Whole&& whole, Data&& data)
+void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>& mine, Whole&& whole,
+                Data&& data)
 {
     constexpr std::size_t N = Array::rank;
     static_assert(N >= 1, "zarrxt::mpi: collective writes need an array of rank 1 or more");
@@ -1040,15 +1046,17 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
         displs[r] = total;
         total += words[r];
     }
-    std::vector<std::uint64_t> local(static_cast<std::size_t>(count) * 2 * N), all(static_cast<std::size_t>(total));
+    std::vector<std::uint64_t> local(static_cast<std::size_t>(count) * 2 * N),
+        all(static_cast<std::size_t>(total));
     for (std::size_t i = 0; i < mine.size(); ++i)
     {
-        std::copy(mine[i].offset.begin(), mine[i].offset.end(), local.begin() + static_cast<std::ptrdiff_t>(2 * N * i));
+        std::copy(mine[i].offset.begin(), mine[i].offset.end(),
+                  local.begin() + static_cast<std::ptrdiff_t>(2 * N * i));
         std::copy(mine[i].extent.begin(), mine[i].extent.end(),
                   local.begin() + static_cast<std::ptrdiff_t>(2 * N * i + N));
     }
-    MPI_Allgatherv(local.data(), words[me], MPI_UINT64_T, all.data(), words.data(), displs.data(), MPI_UINT64_T,
-                   comm);
+    MPI_Allgatherv(local.data(), words[me], MPI_UINT64_T, all.data(), words.data(), displs.data(),
+                   MPI_UINT64_T, comm);
 
     // Step 3: plan. Objects of my pieces that another rank's piece also touches are "shared";
     // each has one owner, computed identically by every rank that touches it.
@@ -1112,7 +1120,8 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
                 if (contains(pieces[g].objects, s.o))
                 {
                     s.touching.push_back(g);
-                    share[static_cast<std::size_t>(pieces[g].rank)] += intersect(pieces[g].where, box).elements();
+                    share[static_cast<std::size_t>(pieces[g].rank)] +=
+                        intersect(pieces[g].where, box).elements();
                 }
             }
             s.owner = pieces[s.touching.front()].rank;
@@ -1140,8 +1149,8 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
                 }
                 const region<N> part = intersect(pieces[g].where, box);
                 std::vector<std::byte> buf(static_cast<std::size_t>(part.elements()) * elem);
-                copy_box<N>(reinterpret_cast<const std::byte*>(data(pieces[g].index)), pieces[g].where, buf.data(),
-                            part, part, elem);
+                copy_box<N>(reinterpret_cast<const std::byte*>(data(pieces[g].index)), pieces[g].where,
+                            buf.data(), part, part, elem);
                 send_buffers.push_back(std::move(buf));
             }
         }
@@ -1158,7 +1167,8 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
                 {
                     continue;
                 }
-                recv_buffers.emplace_back(static_cast<std::size_t>(intersect(pieces[g].where, box).elements()) * elem);
+                recv_buffers.emplace_back(
+                    static_cast<std::size_t>(intersect(pieces[g].where, box).elements()) * elem);
                 recv_of.push_back(g);
             }
         }
@@ -1220,17 +1230,19 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
             // Object by object, skipping the shared ones (their owners write them).
             const T* src = data(p.index);
             std::unique_ptr<T[]> tmp;
-            for_each_object(p.objects, [&](const coords<N>& o) {
-                if (shared.count(flat_index(o, grid)) != 0)
-                {
-                    return;
-                }
-                const region<N> part = intersect(p.where, object_region(o, cs, shape));
-                tmp.reset(new T[static_cast<std::size_t>(part.elements())]);
-                copy_box<N>(reinterpret_cast<const std::byte*>(src), p.where, reinterpret_cast<std::byte*>(tmp.get()),
-                            part, part, elem);
-                a.write_raw(part, tmp.get());
-            });
+            for_each_object(p.objects,
+                            [&](const coords<N>& o)
+                            {
+                                if (shared.count(flat_index(o, grid)) != 0)
+                                {
+                                    return;
+                                }
+                                const region<N> part = intersect(p.where, object_region(o, cs, shape));
+                                tmp.reset(new T[static_cast<std::size_t>(part.elements())]);
+                                copy_box<N>(reinterpret_cast<const std::byte*>(src), p.where,
+                                            reinterpret_cast<std::byte*>(tmp.get()), part, part, elem);
+                                a.write_raw(part, tmp.get());
+                            });
         }
         std::size_t next_recv = 0;
         for (const auto& [flat, s] : shared)
@@ -1267,8 +1279,8 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
                 const region<N> part = intersect(pieces[g].where, box);
                 if (pieces[g].rank == me)
                 {
-                    copy_box<N>(reinterpret_cast<const std::byte*>(data(pieces[g].index)), pieces[g].where, out,
-                                target, part, elem);
+                    copy_box<N>(reinterpret_cast<const std::byte*>(data(pieces[g].index)), pieces[g].where,
+                                out, target, part, elem);
                 }
                 else
                 {
@@ -1293,7 +1305,8 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
 } // namespace detail
 
 template <class Array>
-void write_pieces(MPI_Comm comm, Array& a, std::span<const piece<typename Array::value_type, Array::rank>> pieces)
+void write_pieces(MPI_Comm comm, Array& a,
+                  std::span<const piece<typename Array::value_type, Array::rank>> pieces)
 {
     std::vector<typename Array::region_type> regions;
     regions.reserve(pieces.size());
@@ -1307,10 +1320,12 @@ void write_pieces(MPI_Comm comm, Array& a, std::span<const piece<typename Array:
 }
 
 template <class Array>
-void write_raw(MPI_Comm comm, Array& a, const typename Array::region_type& r, const typename Array::value_type* data)
+void write_raw(MPI_Comm comm, Array& a, const typename Array::region_type& r,
+               const typename Array::value_type* data)
 {
     const piece<typename Array::value_type, Array::rank> p{r, data};
-    write_pieces(comm, a, std::span<const piece<typename Array::value_type, Array::rank>>(&p, r.empty() ? 0 : 1));
+    write_pieces(comm, a,
+                 std::span<const piece<typename Array::value_type, Array::rank>>(&p, r.empty() ? 0 : 1));
 }
 
 template <class Array, class E>
@@ -1326,7 +1341,8 @@ void write(MPI_Comm comm, Array& a, const typename Array::region_type& r, const 
     const E& expr = value.derived_cast();
     detail::write_impl(
         comm, a, regions, [&](std::size_t) { a.write(r, expr); },
-        [&](std::size_t) -> const T* {
+        [&](std::size_t) -> const T*
+        {
             if (!evaluated)
             {
                 evaluated.emplace(expr); // C-ordered, evaluated once, only when pieces must travel
@@ -1372,7 +1388,8 @@ void read_into(MPI_Comm comm, const Array& a, const typename Array::region_type&
 }
 
 template <class Array>
-void read_raw(MPI_Comm comm, const Array& a, const typename Array::region_type& r, typename Array::value_type* out)
+void read_raw(MPI_Comm comm, const Array& a, const typename Array::region_type& r,
+              typename Array::value_type* out)
 {
     std::exception_ptr failure;
     try
@@ -1444,7 +1461,8 @@ void consolidate(Store& store, const std::string& root)
     if (top.zarr_format() == 2)
     {
         json meta = json::object();
-        auto add = [&](const std::string& rel, const char* name) {
+        auto add = [&](const std::string& rel, const char* name)
+        {
             const std::string k = join_key(rel, name);
             if (auto j = read_json(store, join_key(root, k)))
             {

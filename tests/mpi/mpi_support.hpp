@@ -181,8 +181,8 @@ inline bool is_data_key(const std::string& key)
 {
     const auto slash = key.rfind('/');
     const std::string last = slash == std::string::npos ? key : key.substr(slash + 1);
-    return last != "zarr.json" && last != ".zarray" && last != ".zattrs" && last != ".zgroup"
-           && last != ".zmetadata";
+    return last != "zarr.json" && last != ".zarray" && last != ".zattrs" && last != ".zgroup" &&
+           last != ".zmetadata";
 }
 
 } // namespace zxtest::mpi

@@ -116,7 +116,8 @@ void write_formula(A& a, const std::vector<typename A::region_type>& mine, std::
     {
         data.emplace_back(new T[static_cast<std::size_t>(r.elements())]);
         T* out = data.back().get();
-        for_each_flat(r, a.shape(), [&](std::uint64_t f) { *out++ = zi::formula_value<T>(zi::formula_k(f, seed)); });
+        for_each_flat(r, a.shape(),
+                      [&](std::uint64_t f) { *out++ = zi::formula_value<T>(zi::formula_k(f, seed)); });
         pieces.push_back({r, data.back().get()});
     }
     zm::write_pieces(world, a, std::span<const zm::piece<T, N>>(pieces));
@@ -175,7 +176,8 @@ struct manifest
 
     void save() const
     {
-        zx::json doc = {{"writer", "zarrxt::mpi on " + std::to_string(size()) + " ranks"}, {"arrays", arrays}};
+        zx::json doc = {{"writer", "zarrxt::mpi on " + std::to_string(size()) + " ranks"},
+                        {"arrays", arrays}};
         std::ofstream(dir / "manifest.json") << doc.dump(1);
     }
 };
@@ -192,35 +194,44 @@ int peers(const std::filesystem::path& dir)
     {
         manifest m{dir / "v2", 2};
         zx::filesystem_store store{m.dir / "arrays"};
-        zm::collective(world, [&] {
-            if (rank() == 0)
-            {
-                zx::group<>::create(store, "", {.zarr_format = 2});
-            }
-        });
+        zm::collective(world,
+                       [&]
+                       {
+                           if (rank() == 0)
+                           {
+                               zx::group<>::create(store, "", {.zarr_format = 2});
+                           }
+                       });
         auto a = zm::create<float, 3>(world, store, "float32.block.zstd",
-                                      zx::v2_options{.shape = {37, 29, 23}, .chunks = {8, 16, 10},
+                                      zx::v2_options{.shape = {37, 29, 23},
+                                                     .chunks = {8, 16, 10},
                                                      .compressor = zx::codec_spec("zstd", {{"level", 1}})});
         write_formula(a, zm::decompose(world, a), ++seed);
         m.add(a, seed, std::nullopt);
 
-        auto b = zm::create<std::int16_t, 2>(world, store, "int16.rowbands.F.gzip",
-                                             zx::v2_options{.shape = {41, 19}, .chunks = {6, 5},
-                                                            .compressor = zx::codec_spec("gzip", {{"level", 5}}),
-                                                            .order = 'F', .dimension_separator = '/'});
+        auto b =
+            zm::create<std::int16_t, 2>(world, store, "int16.rowbands.F.gzip",
+                                        zx::v2_options{.shape = {41, 19},
+                                                       .chunks = {6, 5},
+                                                       .compressor = zx::codec_spec("gzip", {{"level", 5}}),
+                                                       .order = 'F',
+                                                       .dimension_separator = '/'});
         write_formula(b, bands(zx::region<2>::all(b.shape()), 0), ++seed);
         m.add(b, seed, std::nullopt);
 
-        auto c = zm::create<std::uint8_t, 3>(world, store, "uint8.partial.zlib",
-                                             zx::v2_options{.shape = {30, 20, 3}, .chunks = {7, 6, 3},
-                                                            .compressor = zx::codec_spec("zlib", {{"level", 1}}),
-                                                            .fill_value = 9});
+        auto c =
+            zm::create<std::uint8_t, 3>(world, store, "uint8.partial.zlib",
+                                        zx::v2_options{.shape = {30, 20, 3},
+                                                       .chunks = {7, 6, 3},
+                                                       .compressor = zx::codec_spec("zlib", {{"level", 1}}),
+                                                       .fill_value = 9});
         const zx::region<3> box{{3, 2, 0}, {20, 15, 3}};
         write_formula(c, bands(box, 1), ++seed);
         m.add(c, seed, box);
 
-        auto d = zm::create<double, 2>(world, store, "float64.cyclic.raw",
-                                       zx::v2_options{.shape = {50, 8}, .chunks = {4, 8}, .compressor = std::nullopt});
+        auto d = zm::create<double, 2>(
+            world, store, "float64.cyclic.raw",
+            zx::v2_options{.shape = {50, 8}, .chunks = {4, 8}, .compressor = std::nullopt});
         write_formula(d, zm::decompose(world, d, zm::block_cyclic{.axis = 0, .block = 2}), ++seed);
         m.add(d, seed, std::nullopt);
 
@@ -234,28 +245,36 @@ int peers(const std::filesystem::path& dir)
     {
         manifest m{dir / "v3", 3};
         zx::filesystem_store store{m.dir / "arrays"};
-        zm::collective(world, [&] {
-            if (rank() == 0)
-            {
-                zx::group<>::create(store, "", {.zarr_format = 3});
-            }
-        });
-        auto a = zm::create<float, 3>(world, store, "float32.sharded.block",
-                                      zx::v3_options{.shape = {40, 36, 30}, .chunk_shape = {16, 18, 15},
-                                                     .codecs = {zx::sharded({8, 9, 5}, {zx::codec::bytes{}, zstd1()})}});
+        zm::collective(world,
+                       [&]
+                       {
+                           if (rank() == 0)
+                           {
+                               zx::group<>::create(store, "", {.zarr_format = 3});
+                           }
+                       });
+        auto a = zm::create<float, 3>(
+            world, store, "float32.sharded.block",
+            zx::v3_options{.shape = {40, 36, 30},
+                           .chunk_shape = {16, 18, 15},
+                           .codecs = {zx::sharded({8, 9, 5}, {zx::codec::bytes{}, zstd1()})}});
         write_formula(a, zm::decompose(world, a), ++seed);
         m.add(a, seed, std::nullopt);
 
-        auto b = zm::create<std::int32_t, 2>(world, store, "int32.sharded.rowbands",
-                                             zx::v3_options{.shape = {45, 22}, .chunk_shape = {10, 11},
-                                                            .codecs = {zx::sharded({5, 11}, {zx::codec::bytes{}, zstd1()})}});
+        auto b = zm::create<std::int32_t, 2>(
+            world, store, "int32.sharded.rowbands",
+            zx::v3_options{.shape = {45, 22},
+                           .chunk_shape = {10, 11},
+                           .codecs = {zx::sharded({5, 11}, {zx::codec::bytes{}, zstd1()})}});
         write_formula(b, bands(zx::region<2>::all(b.shape()), 0), ++seed);
         m.add(b, seed, std::nullopt);
 
-        auto c = zm::create<std::uint16_t, 2>(world, store, "uint16.sharded.partial",
-                                              zx::v3_options{.shape = {33, 27}, .chunk_shape = {12, 9},
-                                                             .codecs = {zx::sharded({4, 3}, {zx::codec::bytes{}, zstd1()})},
-                                                             .fill_value = 7});
+        auto c = zm::create<std::uint16_t, 2>(
+            world, store, "uint16.sharded.partial",
+            zx::v3_options{.shape = {33, 27},
+                           .chunk_shape = {12, 9},
+                           .codecs = {zx::sharded({4, 3}, {zx::codec::bytes{}, zstd1()})},
+                           .fill_value = 7});
         const zx::region<2> box{{5, 4}, {20, 19}};
         write_formula(c, bands(box, 1), ++seed);
         m.add(c, seed, box);
@@ -303,9 +322,11 @@ int generations(const std::filesystem::path& dir, int first, int last)
     // kills land inside a shard write more often.
     zx::filesystem_store store{dir, zx::durability::fsync};
     auto a = first == 1
-                 ? zm::create<std::uint32_t, 3>(world, store, "k",
-                                                zx::v3_options{.shape = {128, 256, 256}, .chunk_shape = {8, 256, 256},
-                                                               .codecs = {zx::sharded({8, 64, 64}, {zx::codec::bytes{}, zstd1()})}})
+                 ? zm::create<std::uint32_t, 3>(
+                       world, store, "k",
+                       zx::v3_options{.shape = {128, 256, 256},
+                                      .chunk_shape = {8, 256, 256},
+                                      .codecs = {zx::sharded({8, 64, 64}, {zx::codec::bytes{}, zstd1()})}})
                  : zm::open<std::uint32_t, 3>(world, store, "k");
     if (first < 1 || last > static_cast<int>(max_generation))
     {
@@ -319,7 +340,8 @@ int generations(const std::filesystem::path& dir, int first, int last)
         for (const auto& r : mine)
         {
             data.emplace_back();
-            for_each_flat(r, kill_shape, [&](std::uint64_t f) { data.back().push_back(generation_value(f, g)); });
+            for_each_flat(r, kill_shape,
+                          [&](std::uint64_t f) { data.back().push_back(generation_value(f, g)); });
             pieces.push_back({r, data.back().data()});
         }
         zm::write_pieces(world, a, std::span<const zm::piece<std::uint32_t, 3>>(pieces));
@@ -347,7 +369,8 @@ int check(const std::filesystem::path& dir, int lo, int hi)
             const std::uint64_t first = flat_of(kill_shape, r.offset);
             const int g = static_cast<int>(v.data()[0] - generation_value(first, 0));
             std::uint64_t i = 0, bad = 0;
-            for_each_flat(r, kill_shape, [&](std::uint64_t f) { bad += v.data()[i++] != generation_value(f, g); });
+            for_each_flat(r, kill_shape,
+                          [&](std::uint64_t f) { bad += v.data()[i++] != generation_value(f, g); });
             if (g < lo || g > hi || bad != 0)
             {
                 ++mixed;

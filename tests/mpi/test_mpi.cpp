@@ -132,22 +132,26 @@ void check_tiling(const shape_of<N>& shape, const shape_of<N>& objects, int p, c
             for (std::size_t d = 0; d < N; ++d)
             {
                 const std::uint64_t end = reg.offset[d] + reg.extent[d];
-                aligned = aligned && reg.offset[d] % objects[d] == 0 && (end % objects[d] == 0 || end == shape[d]);
+                aligned =
+                    aligned && reg.offset[d] % objects[d] == 0 && (end % objects[d] == 0 || end == shape[d]);
             }
-            for_each_index(reg, [&](const shape_of<N>& at) {
-                ++hits[flat_of(shape, at)];
-                std::vector<std::uint64_t> o(N);
-                for (std::size_t d = 0; d < N; ++d)
-                {
-                    o[d] = at[d] / objects[d];
-                }
-                auto [it, fresh] = object_owner.emplace(o, r);
-                shared = shared || (!fresh && it->second != r);
-            });
+            for_each_index(reg,
+                           [&](const shape_of<N>& at)
+                           {
+                               ++hits[flat_of(shape, at)];
+                               std::vector<std::uint64_t> o(N);
+                               for (std::size_t d = 0; d < N; ++d)
+                               {
+                                   o[d] = at[d] / objects[d];
+                               }
+                               auto [it, fresh] = object_owner.emplace(o, r);
+                               shared = shared || (!fresh && it->second != r);
+                           });
         }
     }
     CHECK_MESSAGE(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }),
-                  "ranks " << p << ": some element is covered " << "zero or several times");
+                  "ranks " << p << ": some element is covered "
+                           << "zero or several times");
     CHECK_MESSAGE(aligned, "ranks " << p << ": a region is not aligned to stored objects");
     CHECK_MESSAGE(!shared, "ranks " << p << ": two ranks share a stored object");
 }
@@ -186,7 +190,8 @@ void check_one_writer_per_object(const recording_store& store)
     }
     for (const auto& k : read)
     {
-        CHECK_MESSAGE(written.count(k) == 1, "rank " << rank() << " read object " << k << " during the write but "
+        CHECK_MESSAGE(written.count(k) == 1, "rank " << rank() << " read object " << k
+                                                     << " during the write but "
                                                      << "did not write it");
     }
     store.log().clear();
@@ -206,8 +211,9 @@ void check_whole(const Array& a, const std::vector<std::int32_t>& expected, cons
         }
     }
     CHECK_MESSAGE(got.size() == expected.size(), what);
-    CHECK_MESSAGE(bad == 0, what << ": " << bad << " of " << expected.size() << " values differ, the first at flat index "
-                                 << first << " (got " << got.data()[first] << ", expected " << expected[first] << ")");
+    CHECK_MESSAGE(bad == 0, what << ": " << bad << " of " << expected.size()
+                                 << " values differ, the first at flat index " << first << " (got "
+                                 << got.data()[first] << ", expected " << expected[first] << ")");
 }
 
 /// The expected whole array after writing `pieces_by_rank` over `base`: pieces in (rank, index)
@@ -220,7 +226,8 @@ std::vector<std::int32_t> compose(std::vector<std::int32_t> base, const shape_of
     {
         for (const auto& p : pieces)
         {
-            for_each_index(p, [&](const shape_of<N>& at) { base[flat_of(shape, at)] = value(flat_of(shape, at), g); });
+            for_each_index(p, [&](const shape_of<N>& at)
+                           { base[flat_of(shape, at)] = value(flat_of(shape, at), g); });
         }
     }
     return base;
@@ -338,14 +345,16 @@ TEST_SUITE("mpi")
 
     TEST_CASE("decompose refuses layouts that cannot be honoured")
     {
-        CHECK_THROWS_WITH_AS(zm::decompose<2>({10, 7}, {3, 2}, 0, 4, zm::block{{3, 1}}),
-                             "[zarrxt.array.8] decompose: the process grid must have 2 positive extents whose "
-                             "product is the communicator size 4",
-                             zx::array_error);
-        CHECK_THROWS_WITH_AS(zm::decompose<2>({10, 7}, {3, 2}, 0, 4, zm::block_cyclic{.axis = 2}),
-                             "[zarrxt.array.8] decompose: block_cyclic needs an axis below 2 and a block of at least "
-                             "one object (got axis 2, block 1)",
-                             zx::array_error);
+        CHECK_THROWS_WITH_AS(
+            zm::decompose<2>({10, 7}, {3, 2}, 0, 4, zm::block{{3, 1}}),
+            "[zarrxt.array.8] decompose: the process grid must have 2 positive extents whose "
+            "product is the communicator size 4",
+            zx::array_error);
+        CHECK_THROWS_WITH_AS(
+            zm::decompose<2>({10, 7}, {3, 2}, 0, 4, zm::block_cyclic{.axis = 2}),
+            "[zarrxt.array.8] decompose: block_cyclic needs an axis below 2 and a block of at least "
+            "one object (got axis 2, block 1)",
+            zx::array_error);
         CHECK_THROWS_AS(zm::decompose<2>({10, 7}, {3, 2}, 0, 4, zm::block_cyclic{.axis = 0, .block = 0}),
                         zx::array_error);
         CHECK_THROWS_AS(zm::decompose<2>({10, 7}, {3, 2}, 4, 4), zx::array_error);
@@ -355,9 +364,11 @@ TEST_SUITE("mpi")
     {
         shared_dir dir;
         zx::filesystem_store store{dir.path()};
-        auto s = zm::create<std::int32_t, 3>(world, store, "s", sharded_int32({60, 50, 40}, {16, 50, 40}, {8, 25, 20}));
+        auto s = zm::create<std::int32_t, 3>(world, store, "s",
+                                             sharded_int32({60, 50, 40}, {16, 50, 40}, {8, 25, 20}));
         CHECK(zm::inner_chunk_shape(s) == shape_of<3>{8, 25, 20});
-        auto c = zm::create<std::int32_t, 2>(world, store, "c", zx::v2_options{.shape = {9, 9}, .chunks = {4, 5}});
+        auto c =
+            zm::create<std::int32_t, 2>(world, store, "c", zx::v2_options{.shape = {9, 9}, .chunks = {4, 5}});
         CHECK(zm::inner_chunk_shape(c) == shape_of<2>{4, 5});
         auto d = zm::decompose(world, s);
         CHECK(d == zm::decompose<3>(s.shape(), s.chunk_shape(), rank(), size()));
@@ -367,7 +378,8 @@ TEST_SUITE("mpi")
     {
         shared_dir dir;
         recording_store store{dir.path()};
-        auto a = zm::create<std::int32_t, 3>(world, store, "field", sharded_int32({60, 50, 40}, {16, 50, 40}, {8, 25, 20}));
+        auto a = zm::create<std::int32_t, 3>(world, store, "field",
+                                             sharded_int32({60, 50, 40}, {16, 50, 40}, {8, 25, 20}));
         CHECK(a.shape() == shape_of<3>{60, 50, 40});
         CHECK(a.chunk_shape() == shape_of<3>{16, 50, 40});
         const int wrote = static_cast<int>(store.log().written.count("field/zarr.json"));
@@ -377,9 +389,11 @@ TEST_SUITE("mpi")
         CHECK(wrote == (rank() == 0 ? 1 : 0));
 
         // A second create without overwrite fails on rank 0; every rank gets rank 0's error.
-        auto e = expect_collective_error([&] {
-            zm::create<std::int32_t, 3>(world, store, "field", sharded_int32({6, 5, 4}, {2, 5, 4}, {1, 5, 4}));
-        });
+        auto e = expect_collective_error(
+            [&] {
+                zm::create<std::int32_t, 3>(world, store, "field",
+                                            sharded_int32({6, 5, 4}, {2, 5, 4}, {1, 5, 4}));
+            });
         REQUIRE(e.has_value());
         CHECK(e->id() == "zarrxt.array.6");
         CHECK(e->origin_rank() == 0);
@@ -402,7 +416,8 @@ TEST_SUITE("mpi")
         shared_dir dir;
         recording_store store{dir.path()};
         const shape_of<3> shape{37, 29, 23};
-        auto a = zm::create<std::int32_t, 3>(world, store, "f", sharded_int32({37, 29, 23}, {8, 16, 10}, {4, 8, 5}));
+        auto a = zm::create<std::int32_t, 3>(world, store, "f",
+                                             sharded_int32({37, 29, 23}, {8, 16, 10}, {4, 8, 5}));
         store.log().clear();
         const auto mine = zm::decompose(world, a);
         CHECK(mine.size() <= 1);
@@ -415,7 +430,7 @@ TEST_SUITE("mpi")
         auto t = xt::xtensor<std::int32_t, 3>::from_shape({r.extent[0], r.extent[1], r.extent[2]});
         const auto v = values_of<3>(r, shape, 2);
         std::copy(v.begin(), v.end(), t.begin());
-        store.log().clear(); // forget check_whole's reads
+        store.log().clear();           // forget check_whole's reads
         zm::write(world, a, r, t + 0); // an expression, not a container
         check_one_writer_per_object(store);
         check_whole(a, whole_of<3>(shape, 2), "expression");
@@ -471,7 +486,8 @@ TEST_SUITE("mpi")
             {
                 for (std::uint64_t j = 0; j < 17; j += 7)
                 {
-                    all[k++ % p].push_back({{i, j}, {std::min<std::uint64_t>(3, 23 - i), std::min<std::uint64_t>(7, 17 - j)}});
+                    all[k++ % p].push_back(
+                        {{i, j}, {std::min<std::uint64_t>(3, 23 - i), std::min<std::uint64_t>(7, 17 - j)}});
                 }
             }
             store.log().clear();
@@ -481,7 +497,8 @@ TEST_SUITE("mpi")
         }
         SUBCASE("every rank writes the whole array: the last rank's values win")
         {
-            std::vector<std::vector<zx::region<2>>> all(static_cast<std::size_t>(p), {zx::region<2>::all(shape)});
+            std::vector<std::vector<zx::region<2>>> all(static_cast<std::size_t>(p),
+                                                        {zx::region<2>::all(shape)});
             std::vector<std::int32_t> mine = whole_of<2>(shape, 10 + rank());
             store.log().clear();
             const zm::piece<std::int32_t, 2> one{zx::region<2>::all(shape), mine.data()};
@@ -497,8 +514,8 @@ TEST_SUITE("mpi")
         recording_store store{dir.path()};
         const int p = size();
         const shape_of<3> shape{9, 11, 13};
-        auto a = zm::create<std::int32_t, 3>(world, store, "v2",
-                                             zx::v2_options{.shape = {9, 11, 13}, .chunks = {4, 3, 5}, .order = 'F'});
+        auto a = zm::create<std::int32_t, 3>(
+            world, store, "v2", zx::v2_options{.shape = {9, 11, 13}, .chunks = {4, 3, 5}, .order = 'F'});
         std::vector<std::vector<zx::region<3>>> all(static_cast<std::size_t>(p));
         for (int r = 0; r < p; ++r)
         {
@@ -536,9 +553,10 @@ TEST_SUITE("mpi")
             CHECK(e->origin_rank() == last);
             CHECK(e->failed_ranks() == 1);
             CHECK(e->key() == "e");
-            CHECK(std::string(e->what())
-                  == "[zarrxt.array.3] on rank " + std::to_string(last) + " of " + std::to_string(p)
-                         + ": region offset [35, 0] extent [10, 6] is outside the array shape [40, 6] (key \"e\")");
+            CHECK(
+                std::string(e->what()) ==
+                "[zarrxt.array.3] on rank " + std::to_string(last) + " of " + std::to_string(p) +
+                    ": region offset [35, 0] extent [10, 6] is outside the array shape [40, 6] (key \"e\")");
         }
         SUBCASE("the file system refuses one rank's shard")
         {
@@ -556,7 +574,8 @@ TEST_SUITE("mpi")
             CHECK(e->category() == "store");
             CHECK(e->origin_rank() == last);
             CHECK(e->key() == key);
-            CHECK(e->message().rfind("on rank " + std::to_string(last) + " of " + std::to_string(p) + ": ", 0) == 0);
+            CHECK(e->message().rfind("on rank " + std::to_string(last) + " of " + std::to_string(p) + ": ",
+                                     0) == 0);
         }
         SUBCASE("a corrupt shard read by one rank")
         {
@@ -579,50 +598,64 @@ TEST_SUITE("mpi")
         }
         SUBCASE("an exception that is not a zarrxt error")
         {
-            auto e = expect_collective_error([&] {
-                zm::collective(world, [&] {
-                    if (rank() == last)
-                    {
-                        throw std::runtime_error("boom");
-                    }
+            auto e = expect_collective_error(
+                [&]
+                {
+                    zm::collective(world,
+                                   [&]
+                                   {
+                                       if (rank() == last)
+                                       {
+                                           throw std::runtime_error("boom");
+                                       }
+                                   });
                 });
-            });
             REQUIRE(e.has_value());
-            CHECK(std::string(e->what()) == "[zarrxt.mpi.1] on rank " + std::to_string(last) + " of " + std::to_string(p) + ": boom");
+            CHECK(std::string(e->what()) ==
+                  "[zarrxt.mpi.1] on rank " + std::to_string(last) + " of " + std::to_string(p) + ": boom");
         }
         SUBCASE("a collective call failing inside collective() keeps its origin")
         {
-            auto e = expect_collective_error([&] {
-                zm::collective(world, [&] {
-                    auto mine = zm::decompose(world, a);
-                    if (rank() == last)
-                    {
-                        mine = {{{0, 0}, {41, 6}}};
-                    }
-                    write_generation(a, mine, 2);
+            auto e = expect_collective_error(
+                [&]
+                {
+                    zm::collective(world,
+                                   [&]
+                                   {
+                                       auto mine = zm::decompose(world, a);
+                                       if (rank() == last)
+                                       {
+                                           mine = {{{0, 0}, {41, 6}}};
+                                       }
+                                       write_generation(a, mine, 2);
+                                   });
                 });
-            });
             REQUIRE(e.has_value());
             CHECK(e->id() == "zarrxt.array.3");
             CHECK(e->origin_rank() == last);
             CHECK(e->failed_ranks() == 1);
-            CHECK(e->message().rfind("on rank " + std::to_string(last) + " of " + std::to_string(p) + ": region", 0) == 0);
+            CHECK(e->message().rfind(
+                      "on rank " + std::to_string(last) + " of " + std::to_string(p) + ": region", 0) == 0);
         }
         SUBCASE("every rank fails")
         {
-            auto e = expect_collective_error([&] {
-                zm::collective(world, [&]() -> int { throw std::runtime_error("rank " + std::to_string(rank())); });
-            });
+            auto e = expect_collective_error(
+                [&] {
+                    zm::collective(
+                        world, [&]() -> int { throw std::runtime_error("rank " + std::to_string(rank())); });
+                });
             REQUIRE(e.has_value());
             CHECK(e->failed_ranks() == p);
             CHECK(e->origin_rank() == 0);
             const std::string others =
                 p == 1 ? "" : " (and " + std::to_string(p - 1) + " other rank" + (p > 2 ? "s" : "") + ")";
-            CHECK(std::string(e->what()) == "[zarrxt.mpi.1] on rank 0 of " + std::to_string(p) + others + ": rank 0");
+            CHECK(std::string(e->what()) ==
+                  "[zarrxt.mpi.1] on rank 0 of " + std::to_string(p) + others + ": rank 0");
         }
         SUBCASE("ranks that make different calls all fail with mpi.2")
         {
-            auto b = zm::create<std::int32_t, 2>(world, store, "other", sharded_int32({40, 6}, {10, 6}, {5, 3}));
+            auto b =
+                zm::create<std::int32_t, 2>(world, store, "other", sharded_int32({40, 6}, {10, 6}, {5, 3}));
             const zx::region<2> r{{0, 0}, {1, 1}};
             if (p > 1) // one rank cannot disagree with itself
             {
@@ -646,26 +679,33 @@ TEST_SUITE("mpi")
         {
             CAPTURE(format);
             const std::string g = "g" + std::to_string(format);
-            zm::collective(world, [&] {
-                if (rank() == 0)
-                {
-                    zx::group<>::create(store, g, {.zarr_format = format});
-                    zx::group<>::create(store, g + "/sub", {.zarr_format = format, .attributes = {{"x", 1}}});
-                }
-            });
+            zm::collective(world,
+                           [&]
+                           {
+                               if (rank() == 0)
+                               {
+                                   zx::group<>::create(store, g, {.zarr_format = format});
+                                   zx::group<>::create(store, g + "/sub",
+                                                       {.zarr_format = format, .attributes = {{"x", 1}}});
+                               }
+                           });
             if (format == 3)
             {
                 zm::create<std::int32_t, 2>(world, store, g + "/a", sharded_int32({8, 8}, {4, 4}, {2, 2}));
-                zm::create<std::int32_t, 1>(world, store, g + "/sub/b", zx::v3_options{.shape = {5}, .chunk_shape = {2}});
+                zm::create<std::int32_t, 1>(world, store, g + "/sub/b",
+                                            zx::v3_options{.shape = {5}, .chunk_shape = {2}});
             }
             else
             {
-                zm::create<std::int32_t, 2>(world, store, g + "/a", zx::v2_options{.shape = {8, 8}, .chunks = {4, 4}});
-                zm::create<std::int32_t, 1>(world, store, g + "/sub/b",
-                                            zx::v2_options{.shape = {5}, .chunks = {2}, .attributes = {{"units", "m"}}});
+                zm::create<std::int32_t, 2>(world, store, g + "/a",
+                                            zx::v2_options{.shape = {8, 8}, .chunks = {4, 4}});
+                zm::create<std::int32_t, 1>(
+                    world, store, g + "/sub/b",
+                    zx::v2_options{.shape = {5}, .chunks = {2}, .attributes = {{"units", "m"}}});
             }
             zm::consolidate_metadata(world, store, g);
-            const auto read = [&](const std::string& k) { return zx::json::parse(zxtest::read_file(dir.path() / k)); };
+            const auto read = [&](const std::string& k)
+            { return zx::json::parse(zxtest::read_file(dir.path() / k)); };
             if (format == 3)
             {
                 const auto root = read(g + "/zarr.json");
@@ -715,7 +755,8 @@ int main(int argc, char** argv)
     MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, world);
     if (rank() == 0)
     {
-        std::cout << (any ? "FAILED on some rank" : "passed on every rank") << " (" << size() << " ranks)" << std::endl;
+        std::cout << (any ? "FAILED on some rank" : "passed on every rank") << " (" << size() << " ranks)"
+                  << std::endl;
     }
     MPI_Finalize();
     return any;
