@@ -10,6 +10,8 @@ zx_log() { printf '[zarrxt] %s\n' "$*" >&2; }
 # Debian packages needed to build the library, the tool, the examples and the tests.
 ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-json3-dev zlib1g-dev
   libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev python3)
+# The consumer tests (suite consumers) build a program with CMake against the installed package.
+ZX_CONSUMER_PKGS=(cmake)
 # Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3).
 ZX_PEER_PKGS=(python3-zarr python3-numcodecs)
 
