@@ -5,6 +5,7 @@ Run through scripts/bench, which installs what is missing and builds in release 
 
     harness.py --build DIR [--quick] [--big] [--trials N] [--no-suite-build] [--only PARTS]
     harness.py --build DIR --compare OLD.json [NEW.json] [--force]
+    harness.py --charts RECORD.json [--charts-dir DIR]
 
 Without --compare it runs everything and writes bench/records/<time>-<commit>.json and .md:
   data     generated once under <build>/bench-data by independent writers, hashed every run
@@ -17,6 +18,9 @@ Every trial is a fresh process; the first trial of each case is discarded. zarrx
 the peers run interleaved trial by trial, so a slow spell on the machine hits them alike. Every
 answer is checked against the formula and its SHA-256 against the formula's; a wrong answer from
 anyone aborts the run.
+
+Every run also draws an SVG chart per workload next to the record (bench/charts.py, with Debian's
+python3-matplotlib); --charts draws them from an existing record without running anything.
 
 With --compare it compares OLD with NEW (or with a fresh run when NEW is not given). Records from
 different machines, data or builds are refused unless --force; a change whose old and new
@@ -1132,9 +1136,20 @@ def compare(old, new, force, noise):
 # ------------------------------------------------------------------------------------- main
 
 
+def draw_charts(rec, out_dir):
+    try:
+        import charts
+    except ImportError as e:
+        die("cannot draw the charts (%s); python3-matplotlib is needed" % e)
+    try:
+        return charts.render(rec, out_dir)
+    except ImportError as e:
+        die("cannot draw the charts (%s); install Debian's python3-matplotlib" % e)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build", required=True)
+    ap.add_argument("--build", help="the release build directory (needed to run, not for --charts)")
     ap.add_argument("--quick", action="store_true", help="a small subset with 2 kept trials")
     ap.add_argument(
         "--big", action="store_true", help="add the W2 1e9-element layout (needs ~3 GB of memory, 1 GB+ disk)"
@@ -1162,7 +1177,18 @@ def main():
         "ext4 can cost a millisecond beside jobs that fsync; a tmpfs here isolates zarrxt's own cost",
     )
     ap.add_argument("--records", default=os.path.join(HERE, "records"))
+    ap.add_argument("--charts", metavar="JSON", help="draw the SVG charts of an existing record; run nothing")
+    ap.add_argument("--charts-dir", help="where --charts writes (default: the record's directory)")
     args = ap.parse_args()
+
+    if args.charts:
+        with open(args.charts) as f:
+            rec = json.load(f)
+        for path in draw_charts(rec, args.charts_dir or os.path.dirname(os.path.abspath(args.charts))):
+            log("chart: %s" % path)
+        return 0
+    if not args.build:
+        ap.error("--build is required to run the benchmarks")
 
     if args.compare and len(args.compare) == 2:
         with open(args.compare[0]) as f:
@@ -1283,6 +1309,8 @@ def main():
         f.write(markdown(rec))
     log("record: %s" % json_path)
     log("table:  %s" % md_path)
+    for path in draw_charts(rec, args.records):
+        log("chart:  %s" % path)
     missed = [t for t in rec["targets"] if not t["met"]]
     log("targets: %d met, %d missed" % (len(rec["targets"]) - len(missed), len(missed)))
     if old is not None:

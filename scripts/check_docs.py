@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Keep docs true: every error id defined in include/zarrxt/error.hpp has a row in docs/errors.md,
-and every codec the library registers has a row in docs/status.md."""
+every codec the library registers has a row in docs/status.md, every command of the zarrxt tool has
+a section in docs/tool.md, and the version is the same in meson.build, config.hpp's macros and the
+first heading of CHANGELOG.md."""
 import pathlib
 import re
 import sys
@@ -30,6 +32,40 @@ for token in re.split(r",\s*(?![^<]*>)", builtin):
 for name in sorted(names):
     if f"`{name}`" not in status_md:
         problems.append(f"docs/status.md does not mention codec `{name}`")
+
+# The tool's commands (its `commands[]` table) each have a section in docs/tool.md.
+tool = (root / "tools/zarrxt.cpp").read_text()
+tool_md = (root / "docs/tool.md").read_text()
+table = re.search(r"const command commands\[\] = \{(.*?)\n\};", tool, re.S).group(1)
+for name in re.findall(r'^\s*\{"(\w+)",', table, re.M):
+    if name != "help" and f"## zarrxt {name}\n" not in tool_md:
+        problems.append(f"docs/tool.md has no section '## zarrxt {name}'")
+
+# One version everywhere.
+meson_version = re.search(r"project\('zarrxt'.*?version:\s*'([^']+)'", (root / "meson.build").read_text(), re.S).group(1)
+config = (root / "include/zarrxt/config.hpp").read_text()
+macro = {k: re.search(rf"#define ZARRXT_VERSION_{k} (\S+)", config).group(1) for k in ("MAJOR", "MINOR", "PATCH", "STRING")}
+if "%s.%s.%s" % (macro["MAJOR"], macro["MINOR"], macro["PATCH"]) != meson_version:
+    problems.append(f"config.hpp's ZARRXT_VERSION_MAJOR/MINOR/PATCH are not meson.build's version {meson_version}")
+if macro["STRING"] != f'"{meson_version}"':
+    problems.append(f"config.hpp's ZARRXT_VERSION_STRING is {macro['STRING']}, meson.build says {meson_version}")
+heading = re.search(r"^## (\S+)", (root / "CHANGELOG.md").read_text(), re.M)
+if not heading or heading.group(1) != meson_version:
+    problems.append(f"CHANGELOG.md's first version heading is not {meson_version}")
+
+# Relative links in the docs lead somewhere.
+pages = sorted((root / "docs").rglob("*.md")) + [root / "README.md", root / "CHANGELOG.md", root / "bench/README.md"]
+for page in pages:
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+        if "://" not in target and not (page.parent / target).exists():
+            problems.append(f"{page.relative_to(root)} links to {target}, which does not exist")
+
+# The benchmark record docs/benchmarks.md cites comes with its charts, linked beside it.
+bench_md = (root / "docs/benchmarks.md").read_text()
+for record in sorted(set(re.findall(r"\(\.\./bench/records/([^)/]+)\.md\)", bench_md))):
+    for chart in ("w1", "w2"):
+        if f"../bench/records/{record}-{chart}.svg" not in bench_md:
+            problems.append(f"docs/benchmarks.md does not link the {chart} chart of record {record}")
 
 for p in problems:
     print(p)

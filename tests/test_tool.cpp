@@ -1,6 +1,8 @@
-// The zarrxt command-line tool: info, hash, cat and convert on real arrays, and errors reported on
-// stderr with an id and a non-zero status. Hashes are checked against coreutils' sha256sum of the
-// expected bytes, not against zarrxt itself.
+// The zarrxt command-line tool: info, tree, hash, cat, convert and verify on real arrays; help pages;
+// the progress bar on a terminal (through util-linux's `script`) and its absence elsewhere; errors on
+// stderr with an id, and the documented exit statuses (0 ok, 1 data error, 2 usage). Hashes are
+// checked against coreutils' sha256sum of the expected bytes, sizes against the files on disk, not
+// against zarrxt itself.
 #include "array_support.hpp"
 
 namespace zx = zarrxt;
@@ -27,6 +29,55 @@ template <class T, std::size_t N>
 std::string raw_bytes(const xt::xtensor<T, N>& t)
 {
     return std::string(reinterpret_cast<const char*>(t.data()), t.size() * sizeof(T));
+}
+
+/// Bytes of the files under `dir` other than Zarr metadata documents (what "stored" counts).
+std::uint64_t data_bytes_on_disk(const std::filesystem::path& dir)
+{
+    std::uint64_t n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    {
+        const auto name = e.path().filename().string();
+        if (e.is_regular_file() && name.rfind(".zarrxt-", 0) != 0 && name != "zarr.json" && name != ".zarray" && name != ".zattrs" && name != ".zgroup")
+        {
+            n += e.file_size();
+        }
+    }
+    return n;
+}
+
+std::string two_decimals(double v)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+/// Runs `cmd` with a pseudo-terminal as its stdin, stdout and stderr (util-linux's `script`), the
+/// way a person at a terminal runs it; returns everything the terminal received.
+zxtest::command_result run_on_terminal(const std::string& cmd)
+{
+    REQUIRE_MESSAGE(zxtest::run("command -v script").status == 0, "util-linux's script is needed (Debian: bsdutils)");
+    return zxtest::run("script -qefc " + quote(cmd) + " /dev/null");
+}
+
+/// A hierarchy for tree, verify and the exit statuses: a group holding an uncompressed array, a
+/// partly written v2 array and a group with a sharded zstd array.
+void make_hierarchy(const std::filesystem::path& root)
+{
+    zx::filesystem_store s(root);
+    zx::group<zx::filesystem_store>::create(s, "");
+    zx::create<std::int16_t, 2>(s, "raw", zx::v3_options{.shape = {24, 32}, .chunk_shape = {8, 32},
+                                                          .codecs = {zx::codec_spec("bytes", {{"endian", "little"}})}})
+        .write({{0, 0}, {24, 32}}, zxtest::make_data<std::int16_t, 2>({24, 32}, 1));
+    zx::create<std::uint8_t, 1>(s, "v2", zx::v2_options{.shape = {100}, .chunks = {10}, .compressor = std::nullopt})
+        .write({{0}, {10}}, xt::xtensor<std::uint8_t, 1>(std::array<std::size_t, 1>{10}, 7));
+    zx::create<std::int32_t, 2>(
+        s, "g/sharded",
+        zx::v3_options{.shape = {64, 64}, .chunk_shape = {32, 32},
+                       .codecs = {zx::sharded({16, 16}, {zx::codec_spec("bytes", {{"endian", "little"}}),
+                                                         zx::codec_spec("zstd", {{"level", 3}, {"checksum", false}})})}})
+        .write({{0, 0}, {64, 64}}, zxtest::make_data<std::int32_t, 2>({64, 64}));
 }
 
 } // namespace
@@ -299,5 +350,264 @@ TEST_SUITE("tool")
         CHECK(bad.output.find("leftover temporary file plain/.zarrxt-tmp-99-0-0.0") != std::string::npos);
         CHECK(zxtest::run(cmd + " --clean").output.find("1 temporary files removed") != std::string::npos);
         CHECK_FALSE(std::filesystem::exists(dir.path() / "plain" / ".zarrxt-tmp-99-0-0.0"));
+    }
+
+    TEST_CASE("tree shows the hierarchy with shape, dtype, chunking, codecs, stored size and ratio")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        make_hierarchy(dir.path());
+        const auto r = zxtest::run(quote(tool()) + " tree " + quote(dir.str()));
+        REQUIRE_MESSAGE(r.status == 0, r.output);
+        const std::uint64_t sharded_stored = data_bytes_on_disk(dir.path() / "g" / "sharded");
+        const std::uint64_t total_stored = data_bytes_on_disk(dir.path());
+        CAPTURE(r.output);
+        std::istringstream lines(r.output);
+        std::vector<std::string> l;
+        for (std::string line; std::getline(lines, line);)
+        {
+            l.push_back(line);
+        }
+        REQUIRE(l.size() == 6);
+        CHECK(l[0] == dir.str() + "  group v3");
+        CHECK(l[1] == "├── g  group v3");
+        // 16 KiB of int32 in four shards of 2 x 2 zstd chunks; the stored size is what is on disk.
+        CHECK(l[2].rfind("│   └── sharded  array v3  int32 [64, 64]  shards [32, 32] of chunks [16, 16]  codecs "
+                         "[bytes(endian=little), zstd(level=3, checksum=false)] index [bytes(endian=little), crc32c] "
+                         "at end  stored ",
+                         0)
+              == 0);
+        CHECK(l[2].find(" of 16.0 KiB, ratio " + two_decimals(16384.0 / static_cast<double>(sharded_stored))) != std::string::npos);
+        CHECK(l[3] == "├── raw  array v3  int16 [24, 32]  chunks [8, 32]  codecs [bytes(endian=little)]  stored 1.50 KiB of "
+                      "1.50 KiB, ratio 1.00");
+        // One chunk of ten bytes written, nine left to the fill value.
+        CHECK(l[4].rfind("└── v2  array v2  uint8 [100]  chunks [10]  codecs [", 0) == 0);
+        CHECK(l[4].find("  stored 10 B of 100 B, ratio 10.00") != std::string::npos);
+        const std::uint64_t raw_total = 16384 + 1536 + 100;
+        CHECK(l[5].rfind("3 arrays, 2 groups, stored ", 0) == 0);
+        CHECK(l[5].find(", ratio " + two_decimals(static_cast<double>(raw_total) / static_cast<double>(total_stored)))
+              != std::string::npos);
+
+        // One array alone, and an unreadable node: shown with its error id, exit status 1.
+        const auto one = zxtest::run(quote(tool()) + " tree " + quote((dir.path() / "raw").string()));
+        CHECK(one.status == 0);
+        CHECK(one.output.find("  array v3  int16 [24, 32]") != std::string::npos);
+        CHECK(one.output.find("1 array, 0 groups, stored 1.50 KiB of 1.50 KiB, ratio 1.00\n") != std::string::npos);
+        zxtest::write_file(dir.path() / "g" / "broken" / "zarr.json", "{\"zarr_format\": 3, \"node_type\": \"array\"");
+        zxtest::write_file(dir.path() / "g" / "no_shape" / "zarr.json", R"({"zarr_format": 3, "node_type": "array"})");
+        const auto broken = zxtest::run(quote(tool()) + " tree " + quote(dir.str()));
+        CAPTURE(broken.output);
+        CHECK(broken.status == 1);
+        CHECK(broken.output.find("\n│   ├── broken  ERROR [zarrxt.metadata.1] ") != std::string::npos);
+        CHECK(broken.output.find("\n│   ├── no_shape  ERROR [zarrxt.metadata.2] ") != std::string::npos);
+        CHECK(broken.output.find("\n│   └── sharded  array v3") != std::string::npos); // its siblings still shown
+        CHECK(broken.output.find("3 arrays, 2 groups, stored ") != std::string::npos);
+        CHECK(broken.output.find("2 nodes unreadable") != std::string::npos);
+    }
+
+    TEST_CASE("info gives raw and stored sizes in bytes and for people, and the compression ratio")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        // 2 MiB of uint8, one 768 KiB chunk row written uncompressed.
+        zx::create<std::uint8_t, 2>(s, "a", zx::v2_options{.shape = {1024, 2048}, .chunks = {384, 2048}, .compressor = std::nullopt})
+            .write({{0, 0}, {384, 2048}}, xt::xtensor<std::uint8_t, 2>(std::array<std::size_t, 2>{384, 2048}, 3));
+        const auto r = zxtest::run(quote(tool()) + " info " + quote((dir.path() / "a").string()));
+        REQUIRE_MESSAGE(r.status == 0, r.output);
+        CHECK(r.output.find("raw_bytes: 2097152 (2.00 MiB)\n") != std::string::npos);
+        CHECK(r.output.find("stored_bytes: 786432 (768 KiB)\n") != std::string::npos);
+        CHECK(r.output.find("ratio: 2.67\n") != std::string::npos);
+        CHECK(r.output.find("chunks_stored: 1 of 3\n") != std::string::npos);
+        // Nothing stored yet: no ratio.
+        zx::create<std::uint8_t, 1>(s, "empty", zx::v3_options{.shape = {1000}, .chunk_shape = {100}});
+        const auto e = zxtest::run(quote(tool()) + " info " + quote((dir.path() / "empty").string()));
+        CHECK(e.output.find("raw_bytes: 1000 (1000 B)\n") != std::string::npos);
+        CHECK(e.output.find("stored_bytes: 0 (0 B)\nratio: -\n") != std::string::npos);
+    }
+
+    TEST_CASE("help: an overview, a page per command, --help on every command")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        const std::vector<std::string> names = {"info", "tree", "hash", "cat", "convert", "verify", "help"};
+        for (const char* overview : {" help", " --help", " -h"})
+        {
+            CAPTURE(overview);
+            const auto r = zxtest::run("(" + quote(tool()) + overview + " 2>/dev/null)");
+            CHECK(r.status == 0);
+            CHECK(r.output.rfind("usage: zarrxt COMMAND", 0) == 0);
+            for (const auto& n : names)
+            {
+                CHECK_MESSAGE(r.output.find("\n  " + n + " ") != std::string::npos, n);
+            }
+            CHECK(r.output.find("exit status:\n  0  success\n  1  data error") != std::string::npos);
+            CHECK(r.output.find("\n  2  usage error") != std::string::npos);
+        }
+        for (const auto& n : names)
+        {
+            CAPTURE(n);
+            const auto page = zxtest::run("(" + quote(tool()) + " help " + n + " 2>/dev/null)");
+            CHECK(page.status == 0);
+            CHECK(page.output.rfind("usage: zarrxt " + n + " ", 0) == 0);
+            CHECK(page.output.find("exit status:") != std::string::npos);
+            // `COMMAND --help` (anywhere among its arguments) is the same page, and runs nothing.
+            const auto flag = zxtest::run("(" + quote(tool()) + " " + n + " --help 2>/dev/null)");
+            CHECK(flag.status == 0);
+            CHECK(flag.output == page.output);
+            const auto late = zxtest::run("(" + quote(tool()) + " " + n + " /nonexistent -h 2>/dev/null)");
+            CHECK(late.status == 0);
+            CHECK(late.output == page.output);
+        }
+        const auto convert = zxtest::run(quote(tool()) + " help convert");
+        for (const char* option : {"--zarr-format", "--chunks", "--shards", "--codec", "--overwrite", "--no-progress"})
+        {
+            CHECK_MESSAGE(convert.output.find(option) != std::string::npos, option);
+        }
+        const auto version = zxtest::run(quote(tool()) + " --version");
+        CHECK(version.status == 0);
+        CHECK(version.output == std::string("zarrxt ") + ZARRXT_VERSION_STRING + "\n");
+    }
+
+    TEST_CASE("exit status: 0 success, 1 data error, 2 usage error; messages on stderr only")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        make_hierarchy(dir.path() / "h");
+        const std::string h = quote((dir.path() / "h").string());
+        const std::string raw = quote((dir.path() / "h" / "raw").string());
+        const std::string missing = quote((dir.path() / "missing").string());
+        zx::filesystem_store s(dir.path());
+        zx::create<std::int16_t, 1>(s, "bad", zx::v3_options{.shape = {4}, .chunk_shape = {4}})
+            .write({{0}, {4}}, xt::xtensor<std::int16_t, 1>{1, 2, 3, 4});
+        zxtest::write_file(dir.path() / "bad" / "c" / "0", "garbage");
+        const std::string bad = quote((dir.path() / "bad").string());
+        const std::string out = quote((dir.path() / "out").string());
+        struct expectation
+        {
+            std::string args;
+            int status;
+            bool findings_on_stdout = false; ///< verify reports what it found as its result
+        };
+        const std::vector<expectation> cases = {
+            {"info " + raw, 0},
+            {"tree " + h, 0},
+            {"hash " + raw, 0},
+            {"cat " + raw + " --region 0:1,0:2", 0},
+            {"verify " + h, 0},
+            {"convert " + raw + " " + out + " --codec zstd:1", 0},
+            {"help tree", 0},
+            // Data errors.
+            {"info " + missing, 1},
+            {"tree " + missing, 1},
+            {"hash " + bad, 1},
+            {"cat " + bad, 1},
+            {"verify " + bad, 1, true},
+            {"convert " + raw + " " + out, 1}, // exists, no --overwrite
+            {"hash " + h, 1},                  // a group has no elements
+            // Usage errors.
+            {"", 2},
+            {"frobnicate", 2},
+            {"help frobnicate", 2},
+            {"hash", 2},
+            {"hash " + raw + " " + raw, 2},
+            {"hash " + raw + " --bogus", 2},
+            {"cat " + raw + " --region", 2},
+            {"cat " + raw + " --region 0:1", 2},
+            {"cat " + raw + " --region 0:1,5:2", 2},
+            {"cat " + raw + " --region 0:1,0:33", 2},
+            {"cat " + raw + " --region a:b,0:1", 2},
+            {"convert " + raw, 2},
+            {"convert " + raw + " " + out + " --zarr-format 4", 2},
+            {"convert " + raw + " " + out + " --codec lzma:3", 2},
+            {"convert " + raw + " " + out + " --chunks 4 --overwrite", 2},
+            {"convert " + raw + " " + out + " --zarr-format 2 --shards 8,8", 2},
+        };
+        for (const auto& c : cases)
+        {
+            CAPTURE(c.args);
+            const auto r = zxtest::run("(" + quote(tool()) + " " + c.args + " 2>/dev/null)");
+            CHECK(r.status == c.status);
+            if (c.status != 0 && !c.findings_on_stdout)
+            {
+                CHECK(r.output.empty()); // errors go to stderr
+                const auto e = zxtest::run("(" + quote(tool()) + " " + c.args + " 2>&1 >/dev/null)");
+                CHECK(e.output.rfind("zarrxt: ", 0) == 0);
+                if (c.status == 2 && !c.args.empty())
+                {
+                    CHECK(e.output.find("zarrxt help") != std::string::npos); // says where help is
+                }
+            }
+        }
+        // The usage error names the command's synopsis.
+        const auto u = zxtest::run("(" + quote(tool()) + " cat " + raw + " --region 0:1 2>&1 >/dev/null)");
+        CHECK(u.output.find("usage: zarrxt cat PATH [--region START:STOP,...]") != std::string::npos);
+    }
+
+    TEST_CASE("progress bar with rate and ETA on a terminal, none elsewhere")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        make_hierarchy(dir.path() / "h");
+        const std::string h = quote((dir.path() / "h").string());
+        const std::string raw = quote((dir.path() / "h" / "raw").string());
+
+        // On a terminal: verify draws a bar after its first chunk (with a rate and the time left) and
+        // a last one at 100 % with the time it took; the report lines stay whole.
+        const auto v = run_on_terminal(quote(tool()) + " verify " + h);
+        CAPTURE(v.output);
+        CHECK(v.status == 0);
+        CHECK(v.output.find("\rverify ") != std::string::npos);
+        CHECK(v.output.find("/s ETA ") != std::string::npos);
+        CHECK(v.output.find("#] 100% 17.6 KiB / 17.6 KiB ") != std::string::npos);
+        CHECK(v.output.find("/s in 0:") != std::string::npos);
+        CHECK(v.output.find("3 arrays, 17 chunks checked, 0 problems") != std::string::npos);
+        const auto c = run_on_terminal(quote(tool()) + " convert " + raw + " " + quote((dir.path() / "c1").string())
+                                       + " --chunks 4,32");
+        CHECK(c.status == 0);
+        CHECK(c.output.find("\rconvert ") != std::string::npos);
+        CHECK(c.output.find("/s ETA ") != std::string::npos);
+        CHECK(c.output.find("#] 100% 1.50 KiB / 1.50 KiB ") != std::string::npos);
+
+        // --no-progress, and stderr not a terminal (even with stdout on one): no bar.
+        for (const std::string& cmd : {quote(tool()) + " verify " + h + " --no-progress",
+                                       quote(tool()) + " verify " + h + " 2>/dev/null"})
+        {
+            CAPTURE(cmd);
+            const auto quiet = run_on_terminal(cmd);
+            CHECK(quiet.status == 0);
+            CHECK(quiet.output.find("3 arrays, 17 chunks checked, 0 problems") != std::string::npos);
+            CHECK(quiet.output.find("ETA") == std::string::npos);
+            CHECK(quiet.output.find('\r') == quiet.output.find("\r\n")); // only the terminal's line ends
+        }
+        // Not on a terminal at all: plain lines.
+        for (const std::string& args : {" verify " + h, " convert " + raw + " " + quote((dir.path() / "c2").string())})
+        {
+            CAPTURE(args);
+            const auto plain = zxtest::run(quote(tool()) + args);
+            CHECK(plain.status == 0);
+            CHECK(plain.output.find('\r') == std::string::npos);
+            CHECK(plain.output.find("ETA") == std::string::npos);
+            CHECK(plain.output.find('#') == std::string::npos);
+        }
+        // A problem found with the bar drawn is printed on a line of its own.
+        zxtest::write_file(dir.path() / "h" / "raw" / "c" / "1" / "0", "junk");
+        const auto bad = run_on_terminal(quote(tool()) + " verify " + h);
+        CHECK(bad.status == 1);
+        CHECK(bad.output.find("\r\033[KPROBLEM raw/c/1/0: [zarrxt.") != std::string::npos);
     }
 }

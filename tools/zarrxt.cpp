@@ -1,20 +1,21 @@
-// zarrxt: inspect, hash, print and convert Zarr arrays.
+// zarrxt: look at, hash, print, convert and check Zarr arrays and hierarchies.
 //
-//   zarrxt info PATH
-//   zarrxt hash PATH
-//   zarrxt cat PATH [--region 0:10,5:7]
-//   zarrxt convert SRC DST [--zarr-format 2|3] [--chunks 64,64] [--shards 512,512]
-//                          [--codec gzip:5|zstd:3|blosc:lz4:5|none] [--overwrite]
-//   zarrxt verify PATH [--clean]
+//   zarrxt info PATH                 zarrxt tree PATH              zarrxt hash PATH
+//   zarrxt cat PATH [--region ...]   zarrxt convert SRC DST [...]  zarrxt verify PATH [--clean]
+//   zarrxt help [COMMAND]            zarrxt COMMAND --help         zarrxt --version
 //
-// PATH is the directory of an array (or group). Errors go to stderr with exit status 1 (a Zarr
-// error, whose id and context are printed) or 2 (usage).
+// PATH is the directory of an array or a group. Exit status: 0 success, 1 a data error (a Zarr
+// error, whose id and context go to stderr, an I/O error, or problems found by verify), 2 a usage
+// error. docs/tool.md is the manual; `help COMMAND` prints each command's page.
 #include "sha256.hpp"
 
 #include <zarrxt/zarrxt.hpp>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -33,20 +34,77 @@ using store_t = zx::filesystem_store;
 namespace
 {
 
+constexpr int exit_ok = 0;
+constexpr int exit_data_error = 1;
+constexpr int exit_usage = 2;
+
 struct usage_error : std::runtime_error
 {
     using std::runtime_error::runtime_error;
 };
 
-const char* usage_text = R"(usage:
-  zarrxt info PATH
-  zarrxt hash PATH
-  zarrxt cat PATH [--region START:STOP,...]
-  zarrxt convert SRC DST [--zarr-format 2|3] [--chunks N,...] [--shards N,...]
-                         [--codec gzip:LEVEL|zlib:LEVEL|zstd:LEVEL|blosc:CNAME:LEVEL|bz2:LEVEL|lzma:PRESET|none] [--overwrite]
-  zarrxt verify PATH [--clean]      decode every chunk and shard index of an array or hierarchy;
-                                    --clean removes temporary files left by interrupted writers
+/// A command: its synopsis and pages for `help`, and what runs it (with the arguments after its name).
+struct command
+{
+    const char* name;
+    const char* synopsis;
+    const char* summary;
+    const char* details;
+    int (*run)(const std::vector<std::string>& args);
+};
+
+const char* exit_status_text = R"(exit status:
+  0  success
+  1  data error: no such array or group, unreadable or corrupt metadata or data (the message
+     starts with the error id, e.g. [zarrxt.codec.3], and names the key), an I/O error, or
+     problems found by verify
+  2  usage error: unknown command or option, missing or malformed argument
 )";
+
+// ------------------------------------------------------------------------------------ formatting
+
+/// A byte count for people: "512 B", "1.50 KiB", "12.3 MiB", "118 GiB" (binary units, 3 digits).
+std::string human_size(std::uint64_t n)
+{
+    static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (n < 1024)
+    {
+        return std::to_string(n) + " B";
+    }
+    double v = static_cast<double>(n);
+    std::size_t u = 0;
+    while (v >= 1024.0 && u + 1 < std::size(units))
+    {
+        v /= 1024.0;
+        ++u;
+    }
+    char buf[32];
+    // Round first, so that 1023.96 KiB becomes "1.00 MiB", not "1024 KiB".
+    if (v >= 999.5 && u + 1 < std::size(units))
+    {
+        v /= 1024.0;
+        ++u;
+    }
+    std::snprintf(buf, sizeof buf, v < 9.995 ? "%.2f %s" : v < 99.95 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return buf;
+}
+
+/// A duration in whole seconds: "0:07", "12:34", "1:02:03".
+std::string clock_text(double seconds)
+{
+    const auto s = static_cast<std::uint64_t>(std::max(0.0, seconds) + 0.5);
+    char buf[32];
+    if (s >= 3600)
+    {
+        std::snprintf(buf, sizeof buf, "%" PRIu64 ":%02u:%02u", s / 3600, static_cast<unsigned>(s / 60 % 60),
+                      static_cast<unsigned>(s % 60));
+    }
+    else
+    {
+        std::snprintf(buf, sizeof buf, "%u:%02u", static_cast<unsigned>(s / 60), static_cast<unsigned>(s % 60));
+    }
+    return buf;
+}
 
 std::string join(const std::vector<std::uint64_t>& v)
 {
@@ -58,6 +116,235 @@ std::string join(const std::vector<std::uint64_t>& v)
     return s + "]";
 }
 
+std::uint64_t product(const std::vector<std::uint64_t>& v)
+{
+    return std::accumulate(v.begin(), v.end(), std::uint64_t{1}, std::multiplies<>());
+}
+
+/// A codec as one short phrase: its name and configuration values, e.g. "zstd(level=3, checksum=false)".
+std::string codec_text(const zx::json& spec)
+{
+    const std::string name = spec.value("name", std::string("?"));
+    const zx::json cfg = spec.value("configuration", zx::json::object());
+    if (name == "sharding_indexed")
+    {
+        return "sharding_indexed";
+    }
+    std::string s = name;
+    if (cfg.is_object() && !cfg.empty())
+    {
+        s += "(";
+        bool first = true;
+        for (const auto& [k, v] : cfg.items())
+        {
+            s += (first ? "" : ", ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+            first = false;
+        }
+        s += ")";
+    }
+    return s;
+}
+
+std::string codecs_text(const zx::json& list)
+{
+    std::string s;
+    for (const auto& c : list)
+    {
+        s += (s.empty() ? "" : ", ") + codec_text(c);
+    }
+    return "[" + s + "]";
+}
+
+// -------------------------------------------------------------------------------------- progress
+
+/// A progress line on stderr with a bar, the rate and the time left, redrawn at most ten times a
+/// second; drawn only when stderr is a terminal (and --no-progress was not given), so logs and
+/// pipes get none of it.
+class progress
+{
+public:
+    progress(bool enabled, std::string label, std::uint64_t total_bytes)
+        : m_enabled(enabled)
+        , m_label(std::move(label))
+        , m_total(total_bytes)
+        , m_start(clock::now())
+    {
+    }
+    progress(const progress&) = delete;
+    progress& operator=(const progress&) = delete;
+    ~progress() { finish(); }
+
+    static bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) != 0; }
+
+    void set_label(std::string label) { m_label = std::move(label); }
+
+    /// `bytes` more are done. The first step draws at once (it gives the first rate and ETA).
+    void advance(std::uint64_t bytes)
+    {
+        m_done += bytes;
+        ++m_steps;
+        if (!m_enabled)
+        {
+            return;
+        }
+        const auto now = clock::now();
+        if (m_steps == 1 || now - m_last_draw >= std::chrono::milliseconds(100))
+        {
+            draw(now, false);
+        }
+    }
+
+    /// Erase the line, so that a message printed next starts on a clean one (redrawn on the next step).
+    void clear()
+    {
+        if (m_enabled && m_drawn)
+        {
+            std::fputs("\r\033[K", stderr);
+            std::fflush(stderr);
+            m_drawn = false;
+        }
+    }
+
+    void finish()
+    {
+        if (m_enabled && !m_finished)
+        {
+            m_finished = true;
+            draw(clock::now(), true);
+            std::fputs("\n", stderr);
+            std::fflush(stderr);
+        }
+    }
+
+private:
+    using clock = std::chrono::steady_clock;
+
+    static int terminal_width()
+    {
+        winsize w{};
+        if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col >= 40)
+        {
+            return w.ws_col;
+        }
+        return 80;
+    }
+
+    void draw(clock::time_point now, bool final)
+    {
+        m_last_draw = now;
+        const double elapsed = std::chrono::duration<double>(now - m_start).count();
+        const double fraction = m_total == 0 ? 1.0 : std::min(1.0, static_cast<double>(m_done) / static_cast<double>(m_total));
+        const double rate = elapsed > 0 ? static_cast<double>(m_done) / elapsed : 0.0;
+        std::string tail = " " + std::to_string(static_cast<int>(fraction * 100.0)) + "% " + human_size(m_done) + " / "
+                           + human_size(m_total) + " " + human_size(static_cast<std::uint64_t>(rate)) + "/s ";
+        if (final)
+        {
+            tail += "in " + clock_text(elapsed);
+        }
+        else if (rate > 0)
+        {
+            tail += "ETA " + clock_text(static_cast<double>(m_total - std::min(m_total, m_done)) / rate);
+        }
+        else
+        {
+            tail += "ETA --:--";
+        }
+        // The label gives way first (its end is kept: the array's name), then the bar, down to 10.
+        const int room = terminal_width() - 1 - static_cast<int>(tail.size()) - 3; // label, space, brackets
+        std::string label = m_label;
+        const int label_max = room - 10;
+        if (label_max < 6)
+        {
+            label.clear();
+        }
+        else if (static_cast<int>(label.size()) > label_max)
+        {
+            label = "..." + label.substr(label.size() - static_cast<std::size_t>(label_max - 3));
+        }
+        const int bar = std::clamp(room - static_cast<int>(label.size()), 10, 30);
+        const int filled = static_cast<int>(fraction * bar);
+        std::string line = "\r" + label + (label.empty() ? "" : " ") + "[" + std::string(static_cast<std::size_t>(filled), '#')
+                           + std::string(static_cast<std::size_t>(bar - filled), '.') + "]" + tail + "\033[K";
+        std::fputs(line.c_str(), stderr);
+        std::fflush(stderr);
+        m_drawn = true;
+    }
+
+    bool m_enabled;
+    std::string m_label;
+    std::uint64_t m_total;
+    std::uint64_t m_done = 0;
+    std::uint64_t m_steps = 0;
+    clock::time_point m_start;
+    clock::time_point m_last_draw{};
+    bool m_drawn = false;
+    bool m_finished = false;
+};
+
+// ------------------------------------------------------------------------------------- arguments
+
+/// The arguments of one command: positionals, flags and options with a value (`--opt VALUE`).
+class arguments
+{
+public:
+    arguments(const std::vector<std::string>& args, std::initializer_list<const char*> flags,
+              std::initializer_list<const char*> valued)
+    {
+        for (std::size_t i = 0; i < args.size(); ++i)
+        {
+            const std::string& a = args[i];
+            if (a.size() > 1 && a[0] == '-')
+            {
+                if (contains(flags, a))
+                {
+                    m_flags.push_back(a);
+                }
+                else if (contains(valued, a))
+                {
+                    if (i + 1 >= args.size())
+                    {
+                        throw usage_error(a + " needs a value");
+                    }
+                    m_values[a] = args[++i];
+                }
+                else
+                {
+                    throw usage_error("unknown option " + a);
+                }
+            }
+            else
+            {
+                m_positional.push_back(a);
+            }
+        }
+    }
+
+    bool flag(const std::string& f) const { return std::find(m_flags.begin(), m_flags.end(), f) != m_flags.end(); }
+    std::optional<std::string> value(const std::string& o) const
+    {
+        auto it = m_values.find(o);
+        return it == m_values.end() ? std::nullopt : std::optional<std::string>(it->second);
+    }
+    const std::vector<std::string>& positional() const { return m_positional; }
+    void expect_positional(std::size_t n, const char* names) const
+    {
+        if (m_positional.size() != n)
+        {
+            throw usage_error(std::string(m_positional.size() < n ? "missing " : "too many arguments; expected ") + names);
+        }
+    }
+
+private:
+    static bool contains(std::initializer_list<const char*> list, const std::string& a)
+    {
+        return std::any_of(list.begin(), list.end(), [&](const char* x) { return a == x; });
+    }
+
+    std::vector<std::string> m_positional;
+    std::vector<std::string> m_flags;
+    std::map<std::string, std::string> m_values;
+};
+
 std::vector<std::uint64_t> parse_list(const std::string& s, const char* what)
 {
     std::vector<std::uint64_t> v;
@@ -65,19 +352,25 @@ std::vector<std::uint64_t> parse_list(const std::string& s, const char* what)
     std::string item;
     while (std::getline(ss, item, ','))
     {
-        if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos)
+        if (item.empty() || item.size() > 19 || item.find_first_not_of("0123456789") != std::string::npos)
         {
             throw usage_error(std::string("invalid ") + what + ": \"" + s + "\"");
         }
         v.push_back(std::stoull(item));
     }
+    if (v.empty())
+    {
+        throw usage_error(std::string("invalid ") + what + ": \"" + s + "\"");
+    }
     return v;
 }
+
+// ---------------------------------------------------------------------------------------- arrays
 
 /// The store holding PATH as its root node.
 store_t store_for(const std::string& path)
 {
-    if (!fs::exists(path))
+    if (!fs::is_directory(path))
     {
         throw zx::array_error(zx::array_errc::node_not_found, "no such directory: " + path);
     }
@@ -90,7 +383,49 @@ bool is_metadata_key(const std::string& key)
     return base == "zarr.json" || base == ".zarray" || base == ".zattrs" || base == ".zgroup" || base == ".zmetadata";
 }
 
-/// Read the whole array in slabs along axis 0 (bounded memory), calling f(bytes, count).
+struct stored_size
+{
+    std::uint64_t bytes = 0;   ///< chunks and shards, metadata excluded
+    std::uint64_t objects = 0; ///< how many chunks (or shards) are stored
+};
+
+/// What the array at `path` (an array holds no other nodes) stores besides its metadata.
+stored_size stored_of(const store_t& s, const std::string& path)
+{
+    stored_size out;
+    for (const auto& key : s.list(path))
+    {
+        if (is_metadata_key(key))
+        {
+            continue;
+        }
+        if (auto st = s.stat(key))
+        {
+            out.bytes += st->size;
+            ++out.objects;
+        }
+    }
+    return out;
+}
+
+std::uint64_t raw_bytes_of(const zx::array_metadata& m)
+{
+    return product(m.shape) * zx::info(m.dtype).size;
+}
+
+/// "4.00" for raw / stored, or "-" when nothing is stored.
+std::string ratio_text(std::uint64_t raw, std::uint64_t stored)
+{
+    if (stored == 0)
+    {
+        return "-";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(raw) / static_cast<double>(stored));
+    return buf;
+}
+
+/// Read the whole array in slabs along axis 0 (bounded memory), calling f(bytes, element count).
 template <class F>
 void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab, F&& f)
 {
@@ -177,8 +512,13 @@ std::string format_value(zx::dtype_id id, const std::byte* p)
     return "?";
 }
 
-int cmd_info(const std::string& path)
+// ------------------------------------------------------------------------------------------ info
+
+int cmd_info(const std::vector<std::string>& argv)
 {
+    arguments args(argv, {}, {});
+    args.expect_positional(1, "PATH");
+    const std::string& path = args.positional()[0];
     store_t s = store_for(path);
     const auto lv = zx::limit_values::from(zx::default_limits{});
     auto node = zx::read_node(s, "", lv);
@@ -196,7 +536,7 @@ int cmd_info(const std::string& path)
         {
             std::cout << "  " << c.name << " (" << (c.kind == zx::node_kind::array ? "array" : "group") << ")\n";
         }
-        return 0;
+        return exit_ok;
     }
     auto a = zx::open_any(s, "");
     const auto& m = a.metadata();
@@ -252,31 +592,166 @@ int cmd_info(const std::string& path)
         std::cout << "dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of " << m.rank()
                   << " strings or nulls; kept as an attribute)\n";
     }
+    const stored_size stored = stored_of(s, "");
+    const std::uint64_t raw = raw_bytes_of(m);
+    std::cout << "raw_bytes: " << raw << " (" << human_size(raw) << ")\n";
+    std::cout << "stored_bytes: " << stored.bytes << " (" << human_size(stored.bytes) << ")\n";
+    std::cout << "ratio: " << ratio_text(raw, stored.bytes) << "\n";
+    std::cout << (a.chain().any_sharding() ? "shards_stored: " : "chunks_stored: ") << stored.objects << " of "
+              << product(m.grid_shape()) << "\n";
+    std::cout << "attributes: " << m.attributes.dump() << "\n";
+    return exit_ok;
+}
+
+// ------------------------------------------------------------------------------------------ tree
+
+struct tree_totals
+{
+    std::uint64_t arrays = 0;
+    std::uint64_t groups = 0;
+    std::uint64_t raw = 0;
     std::uint64_t stored = 0;
-    std::uint64_t objects = 0;
-    for (const auto& key : s.list(""))
+    std::uint64_t errors = 0;
+};
+
+/// One array as a line: format, dtype, shape, chunking (and shards), codecs, stored size and ratio.
+std::string array_line(const store_t& s, const std::string& path, tree_totals& t)
+{
+    auto a = zx::open_any(s, path);
+    const auto& m = a.metadata();
+    std::string line = "array v" + std::to_string(m.zarr_format) + "  " + std::string(zx::name(m.dtype)) + " " + join(m.shape);
+    zx::json codecs = zx::json::array();
+    for (const auto& c : a.codecs())
     {
-        if (is_metadata_key(key))
+        codecs.push_back(c.to_json());
+    }
+    if (const auto* sh = a.chain().any_sharding())
+    {
+        const auto cfg = sh->configuration();
+        line += "  shards " + join(m.chunk_shape) + " of chunks " + join(sh->inner_chunk_shape().to_vector());
+        line += "  codecs " + codecs_text(cfg["codecs"]) + " index " + codecs_text(cfg["index_codecs"]) + " at "
+                + (sh->index_at_end() ? "end" : "start");
+    }
+    else
+    {
+        line += "  chunks " + join(m.chunk_shape) + "  codecs " + codecs_text(codecs);
+    }
+    const stored_size stored = stored_of(s, path);
+    const std::uint64_t raw = raw_bytes_of(m);
+    line += "  stored " + human_size(stored.bytes) + " of " + human_size(raw) + ", ratio " + ratio_text(raw, stored.bytes);
+    ++t.arrays;
+    t.raw += raw;
+    t.stored += stored.bytes;
+    return line;
+}
+
+/// The names under a group that may be nodes, sorted. Unlike group::children() this does not read
+/// them: a child whose metadata is broken is shown with its error instead of hiding its siblings.
+std::vector<std::string> child_names(const store_t& s, const std::string& path)
+{
+    std::vector<std::string> out;
+    for (const auto& name : s.list_dir(path))
+    {
+        if (is_metadata_key(name) || store_t::is_internal_name(name))
         {
             continue;
         }
-        if (auto st = s.stat(key))
+        try
         {
-            stored += st->size;
-            ++objects;
+            zx::validate_key(zx::join_key(path, name));
+        }
+        catch (const zx::store_error&)
+        {
+            continue; // a name no key can have is not a child
+        }
+        if (fs::is_directory(s.root() / fs::path(zx::join_key(path, name))))
+        {
+            out.push_back(name);
         }
     }
-    const auto grid = m.grid_shape();
-    const std::uint64_t total = std::accumulate(grid.begin(), grid.end(), std::uint64_t{1}, std::multiplies<>());
-    std::cout << "stored_bytes: " << stored << "\n";
-    std::cout << (a.chain().any_sharding() ? "shards_stored: " : "chunks_stored: ") << objects << " of " << total << "\n";
-    std::cout << "attributes: " << m.attributes.dump() << "\n";
-    return 0;
+    return out;
 }
 
-int cmd_hash(const std::string& path)
+void tree_node(const store_t& s, const std::string& path, const std::string& name, const std::string& prefix,
+               const std::string& child_prefix, tree_totals& t)
 {
+    const auto lv = zx::limit_values::from(zx::default_limits{});
+    std::string text;
+    std::vector<std::string> children;
+    try
+    {
+        auto node = zx::read_node(s, path, lv);
+        if (!node)
+        {
+            throw zx::array_error(zx::array_errc::node_not_found, "no Zarr array or group here");
+        }
+        if (node->kind == zx::node_kind::array)
+        {
+            text = array_line(s, path, t);
+        }
+        else
+        {
+            text = "group v" + std::to_string(node->group.zarr_format);
+            ++t.groups;
+            // Directories without node metadata (not Zarr nodes) are left out, as group::children() does.
+            for (auto& c : child_names(s, path))
+            {
+                const std::string p = zx::join_key(path, c);
+                try
+                {
+                    if (!zx::peek_node_kind(s, p, lv))
+                    {
+                        continue;
+                    }
+                }
+                catch (const zx::error&)
+                {
+                    // listed: tree_node shows the error
+                }
+                children.push_back(std::move(c));
+            }
+        }
+    }
+    catch (const zx::error& e)
+    {
+        text = std::string("ERROR ") + e.what();
+        ++t.errors;
+    }
+    std::cout << prefix << name << "  " << text << "\n";
+    for (std::size_t i = 0; i < children.size(); ++i)
+    {
+        const bool last = i + 1 == children.size();
+        tree_node(s, zx::join_key(path, children[i]), children[i], child_prefix + (last ? "└── " : "├── "),
+                  child_prefix + (last ? "    " : "│   "), t);
+    }
+}
+
+int cmd_tree(const std::vector<std::string>& argv)
+{
+    arguments args(argv, {}, {});
+    args.expect_positional(1, "PATH");
+    const std::string& path = args.positional()[0];
     store_t s = store_for(path);
+    tree_totals t;
+    tree_node(s, "", path, "", "", t);
+    std::cout << t.arrays << (t.arrays == 1 ? " array, " : " arrays, ") << t.groups << (t.groups == 1 ? " group" : " groups")
+              << ", stored " << human_size(t.stored) << " of " << human_size(t.raw) << ", ratio "
+              << ratio_text(t.raw, t.stored);
+    if (t.errors != 0)
+    {
+        std::cout << ", " << t.errors << (t.errors == 1 ? " node" : " nodes") << " unreadable";
+    }
+    std::cout << "\n";
+    return t.errors == 0 ? exit_ok : exit_data_error;
+}
+
+// ------------------------------------------------------------------------------------------ hash
+
+int cmd_hash(const std::vector<std::string>& argv)
+{
+    arguments args(argv, {}, {});
+    args.expect_positional(1, "PATH");
+    store_t s = store_for(args.positional()[0]);
     auto a = zx::open_any(s, "");
     zarrxt_tool::sha256 h;
     const std::size_t width = zx::info(a.dtype()).size;
@@ -290,19 +765,24 @@ int cmd_hash(const std::string& path)
         h.update(p, static_cast<std::size_t>(n * width));
     });
     std::cout << zarrxt_tool::sha256::hex(h.finish(), 16) << "\n";
-    return 0;
+    return exit_ok;
 }
 
-int cmd_cat(const std::string& path, const std::string& region_text)
+// ------------------------------------------------------------------------------------------- cat
+
+int cmd_cat(const std::vector<std::string>& argv)
 {
-    store_t s = store_for(path);
+    arguments args(argv, {}, {"--region"});
+    args.expect_positional(1, "PATH");
+    store_t s = store_for(args.positional()[0]);
     auto a = zx::open_any(s, "");
     const auto& shape = a.shape();
     std::vector<std::uint64_t> off(shape.size(), 0);
     std::vector<std::uint64_t> ext = shape;
-    if (!region_text.empty())
+    if (const auto region_text = args.value("--region"))
     {
-        std::stringstream ss(region_text);
+        const std::string need = "--region needs START:STOP for each of the " + std::to_string(shape.size()) + " axes";
+        std::stringstream ss(*region_text);
         std::string item;
         std::size_t d = 0;
         while (std::getline(ss, item, ','))
@@ -310,15 +790,17 @@ int cmd_cat(const std::string& path, const std::string& region_text)
             const auto colon = item.find(':');
             if (d >= shape.size() || colon == std::string::npos)
             {
-                throw usage_error("--region needs START:STOP for each of the " + std::to_string(shape.size()) + " axes");
+                throw usage_error(need);
             }
             const auto b = parse_list(item.substr(0, colon), "region start");
             const auto e = parse_list(item.substr(colon + 1), "region stop");
             if (b.size() != 1 || e.size() != 1 || e[0] < b[0])
             {
-                std::string msg = "invalid region axis: ";
-                msg += item;
-                throw usage_error(msg);
+                throw usage_error("invalid region axis: " + item);
+            }
+            if (e[0] > shape[d])
+            {
+                throw usage_error("region axis " + std::to_string(d) + " (" + item + ") ends past the shape " + join(shape));
             }
             off[d] = b[0];
             ext[d] = e[0] - b[0];
@@ -326,24 +808,20 @@ int cmd_cat(const std::string& path, const std::string& region_text)
         }
         if (d != shape.size())
         {
-            throw usage_error("--region needs START:STOP for each of the " + std::to_string(shape.size()) + " axes");
+            throw usage_error(need);
         }
     }
     const std::size_t width = zx::info(a.dtype()).size;
-    std::uint64_t count = 1;
-    for (auto e : ext)
-    {
-        count *= e;
-    }
+    const std::uint64_t count = product(ext);
     zx::buffer b(static_cast<std::size_t>(count * width));
     a.read_bytes(off, ext, b.data());
     if (shape.empty())
     {
         std::cout << format_value(a.dtype(), b.data()) << "\n";
-        return 0;
+        return exit_ok;
     }
     const std::uint64_t row = ext.back();
-    std::vector<std::uint64_t> idx(shape.size() > 0 ? shape.size() - 1 : 0, 0);
+    std::vector<std::uint64_t> idx(shape.size() - 1, 0);
     for (std::uint64_t r = 0; row != 0 && r < count / row; ++r)
     {
         std::string line = "[";
@@ -365,8 +843,10 @@ int cmd_cat(const std::string& path, const std::string& region_text)
         }
         std::cout << line << "\n";
     }
-    return 0;
+    return exit_ok;
 }
+
+// --------------------------------------------------------------------------------------- convert
 
 zx::codec_spec parse_codec(const std::string& text)
 {
@@ -383,7 +863,11 @@ zx::codec_spec parse_codec(const std::string& text)
             return def;
         }
         const auto v = parse_list(parts[i], "codec level");
-        return static_cast<int>(v.at(0));
+        if (v.size() != 1 || v[0] > 22)
+        {
+            throw usage_error("invalid codec level in \"" + text + "\"");
+        }
+        return static_cast<int>(v[0]);
     };
     if (parts.empty())
     {
@@ -418,57 +902,40 @@ zx::codec_spec parse_codec(const std::string& text)
     throw usage_error("unknown codec \"" + text + "\" (gzip:L, zlib:L, zstd:L, blosc:CNAME:L, bz2:L, lzma:PRESET or none)");
 }
 
-int cmd_convert(const std::vector<std::string>& args)
+int cmd_convert(const std::vector<std::string>& argv)
 {
-    if (args.size() < 2)
-    {
-        throw usage_error("convert needs SRC and DST");
-    }
-    const std::string src_path = args[0];
-    const std::string dst_path = args[1];
+    arguments args(argv, {"--overwrite", "--no-progress"}, {"--zarr-format", "--chunks", "--shards", "--codec"});
+    args.expect_positional(2, "SRC and DST");
+    const std::string src_path = args.positional()[0];
+    const std::string dst_path = args.positional()[1];
     int format = 0;
+    if (const auto v = args.value("--zarr-format"))
+    {
+        if (*v != "2" && *v != "3")
+        {
+            throw usage_error("--zarr-format must be 2 or 3");
+        }
+        format = (*v)[0] - '0';
+    }
     std::vector<std::uint64_t> chunks;
     std::vector<std::uint64_t> shards;
-    std::optional<std::string> codec_text;
-    bool overwrite = false;
-    for (std::size_t i = 2; i < args.size(); ++i)
+    if (const auto v = args.value("--chunks"))
     {
-        auto value = [&] {
-            if (i + 1 >= args.size())
-            {
-                throw usage_error(args[i] + " needs a value");
-            }
-            return args[++i];
-        };
-        if (args[i] == "--zarr-format")
-        {
-            const auto v = value();
-            if (v != "2" && v != "3")
-            {
-                throw usage_error("--zarr-format must be 2 or 3");
-            }
-            format = v[0] - '0';
-        }
-        else if (args[i] == "--chunks")
-        {
-            chunks = parse_list(value(), "--chunks");
-        }
-        else if (args[i] == "--shards")
-        {
-            shards = parse_list(value(), "--shards");
-        }
-        else if (args[i] == "--codec")
-        {
-            codec_text = value();
-        }
-        else if (args[i] == "--overwrite")
-        {
-            overwrite = true;
-        }
-        else
-        {
-            throw usage_error("unknown option " + args[i]);
-        }
+        chunks = parse_list(*v, "--chunks");
+    }
+    if (const auto v = args.value("--shards"))
+    {
+        shards = parse_list(*v, "--shards");
+    }
+    const std::optional<std::string> codec_text_arg = args.value("--codec");
+    std::optional<zx::codec_spec> codec_arg;
+    if (codec_text_arg && *codec_text_arg != "none")
+    {
+        codec_arg = parse_codec(*codec_text_arg); // usage errors before any data is touched
+    }
+    if (!shards.empty() && format == 2)
+    {
+        throw usage_error("--shards needs Zarr format 3");
     }
     store_t src_store = store_for(src_path);
     auto src = zx::open_any(src_store, "");
@@ -476,10 +943,6 @@ int cmd_convert(const std::vector<std::string>& args)
     if (format == 0)
     {
         format = shards.empty() ? m.zarr_format : 3;
-    }
-    if (!shards.empty() && format != 3)
-    {
-        throw usage_error("--shards needs Zarr format 3");
     }
     if (chunks.empty())
     {
@@ -517,14 +980,14 @@ int cmd_convert(const std::vector<std::string>& args)
             {
                 filters.push_back(c);
             }
-            else if (!codec_text)
+            else if (!codec_text_arg)
             {
                 compressors.push_back(c);
             }
         }
-        if (codec_text && *codec_text != "none")
+        if (codec_arg)
         {
-            compressors.push_back(parse_codec(*codec_text));
+            compressors.push_back(*codec_arg);
         }
     }
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
@@ -551,7 +1014,7 @@ int cmd_convert(const std::vector<std::string>& args)
         o.fill_value = fill.is_null() ? zx::scalar() : zx::scalar::from_json(fill);
         o.dimension_names = m.dimension_names;
         o.attributes = m.attributes;
-        o.overwrite = overwrite;
+        o.overwrite = args.flag("--overwrite");
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     else
@@ -575,62 +1038,99 @@ int cmd_convert(const std::vector<std::string>& args)
         o.null_fill_value = fill.is_null();
         o.dimension_names = m.dimension_names; // written as the _ARRAY_DIMENSIONS attribute
         o.attributes = m.attributes;
-        o.overwrite = overwrite;
+        o.overwrite = args.flag("--overwrite");
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     zx::any_array<store_t> dst(core);
     // Copy in slabs of whole destination chunk rows along axis 0: no read-modify-write.
     const std::uint64_t rows = m.shape.empty() ? 1 : dst.chunk_shape()[0];
-    std::uint64_t r0 = 0;
     const std::size_t width = zx::info(m.dtype).size;
+    const std::uint64_t row_elems = m.shape.empty() ? 1 : product(m.shape) / std::max<std::uint64_t>(1, m.shape[0]);
+    progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "convert", raw_bytes_of(m));
+    std::uint64_t r0 = 0;
     for_each_slab(src, rows, [&](std::byte* p, std::uint64_t n) {
         if (m.shape.empty())
         {
             dst.write_bytes({}, {}, p);
-            return;
         }
-        std::vector<std::uint64_t> off(m.rank(), 0);
-        std::vector<std::uint64_t> ext = m.shape;
-        off[0] = r0;
-        ext[0] = n / std::max<std::uint64_t>(1, std::accumulate(m.shape.begin() + 1, m.shape.end(), std::uint64_t{1},
-                                                                std::multiplies<>()));
-        dst.write_bytes(off, ext, p);
-        r0 += ext[0];
-        (void)width;
+        else
+        {
+            std::vector<std::uint64_t> off(m.rank(), 0);
+            std::vector<std::uint64_t> ext = m.shape;
+            off[0] = r0;
+            ext[0] = n / std::max<std::uint64_t>(1, row_elems);
+            dst.write_bytes(off, ext, p);
+            r0 += ext[0];
+        }
+        bar.advance(n * width);
     });
+    bar.finish();
     std::cout << "converted " << src_path << " (v" << m.zarr_format << ") to " << dst_path << " (v" << format << ")\n";
-    return 0;
+    return exit_ok;
 }
 
-struct verify_totals
+// ---------------------------------------------------------------------------------------- verify
+
+struct verify_state
 {
     std::uint64_t arrays = 0;
     std::uint64_t chunks = 0;
     std::uint64_t problems = 0;
+    progress* bar = nullptr;
 };
 
-void report_problem(const std::string& where, const std::string& what, verify_totals& t)
+void report_problem(const std::string& where, const std::string& what, verify_state& t)
 {
-    std::cout << "PROBLEM " << where << ": " << what << "\n";
+    if (t.bar != nullptr)
+    {
+        t.bar->clear();
+    }
+    std::cout << "PROBLEM " << where << ": " << what << "\n" << std::flush;
     ++t.problems;
 }
 
-void verify_array(store_t& s, const std::string& path, verify_totals& t, bool progress)
+std::string where_of(const std::string& path)
 {
-    ++t.arrays;
-    std::optional<zx::any_array<store_t>> a;
+    return path.empty() ? std::string("/") : path;
+}
+
+/// Every array under `path` that opens; each node that does not is reported as a problem.
+void collect_arrays(const store_t& s, const std::string& path, std::vector<std::pair<std::string, zx::any_array<store_t>>>& out,
+                    verify_state& t)
+{
+    const auto lv = zx::limit_values::from(zx::default_limits{});
     try
     {
-        a.emplace(zx::open_any(s, path));
+        const auto kind = zx::peek_node_kind(s, path, lv);
+        if (!kind)
+        {
+            zx::read_node(s, path, lv); // refuses the pre-final draft with a clear error
+            report_problem(where_of(path), "no Zarr array or group here", t);
+            return;
+        }
+        if (*kind == zx::node_kind::array)
+        {
+            ++t.arrays;
+            out.emplace_back(path, zx::open_any(s, path));
+            return;
+        }
+        auto g = zx::group<store_t>::open(s, path, lv);
+        for (const auto& c : g.children())
+        {
+            collect_arrays(s, c.path, out, t);
+        }
     }
     catch (const zx::error& e)
     {
-        report_problem(path.empty() ? "/" : path, e.what(), t);
-        return;
+        report_problem(where_of(path), e.what(), t);
     }
-    const auto& m = a->metadata();
+}
+
+void verify_array(const std::string& path, const zx::any_array<store_t>& a, verify_state& t)
+{
+    const auto& m = a.metadata();
     const auto grid = m.grid_shape();
-    const std::uint64_t total = std::accumulate(grid.begin(), grid.end(), std::uint64_t{1}, std::multiplies<>());
+    const std::uint64_t total = product(grid);
     const std::size_t width = zx::info(m.dtype).size;
     zx::buffer b;
     // One chunk (or shard) at a time: memory stays at one decoded chunk.
@@ -651,11 +1151,11 @@ void verify_array(store_t& s, const std::string& path, verify_totals& t, bool pr
         zx::problem_list problems;
         try
         {
-            a->read_bytes(off, ext, b.data(), &problems);
+            a.read_bytes(off, ext, b.data(), &problems);
         }
         catch (const zx::error& e)
         {
-            report_problem(path.empty() ? "/" : path, e.what(), t);
+            report_problem(where_of(path), e.what(), t);
         }
         for (const auto& p : problems.take())
         {
@@ -667,61 +1167,39 @@ void verify_array(store_t& s, const std::string& path, verify_totals& t, bool pr
             report_problem(where, p.message, t);
         }
         ++t.chunks;
-        if (progress && (i % 64 == 0 || i + 1 == total))
+        if (t.bar != nullptr)
         {
-            std::cerr << "\rverifying " << (path.empty() ? "/" : path) << ": " << (i + 1) << "/" << total << " chunks"
-                      << std::flush;
+            t.bar->advance(elems * width);
         }
-    }
-    if (progress)
-    {
-        std::cerr << "\n";
     }
 }
 
-void verify_node(store_t& s, const std::string& path, verify_totals& t, bool progress)
+int cmd_verify(const std::vector<std::string>& argv)
 {
-    const auto lv = zx::limit_values::from(zx::default_limits{});
-    std::optional<zx::node_kind> kind;
-    try
-    {
-        kind = zx::peek_node_kind(s, path, lv);
-        if (!kind)
-        {
-            zx::read_node(s, path, lv); // refuses the pre-final draft with a clear error
-            report_problem(path.empty() ? "/" : path, "no Zarr array or group here", t);
-            return;
-        }
-    }
-    catch (const zx::error& e)
-    {
-        report_problem(path.empty() ? "/" : path, e.what(), t);
-        return;
-    }
-    if (*kind == zx::node_kind::array)
-    {
-        verify_array(s, path, t, progress);
-        return;
-    }
-    try
-    {
-        auto g = zx::group<store_t>::open(s, path, lv);
-        for (const auto& c : g.children())
-        {
-            verify_node(s, c.path, t, progress);
-        }
-    }
-    catch (const zx::error& e)
-    {
-        report_problem(path.empty() ? "/" : path, e.what(), t);
-    }
-}
-
-int cmd_verify(const std::string& path, bool clean)
-{
+    arguments args(argv, {"--clean", "--no-progress"}, {});
+    args.expect_positional(1, "PATH");
+    const std::string& path = args.positional()[0];
+    const bool clean = args.flag("--clean");
     store_t s = store_for(path);
-    verify_totals t;
-    verify_node(s, "", t, ::isatty(2) != 0);
+    verify_state t;
+    std::vector<std::pair<std::string, zx::any_array<store_t>>> arrays;
+    collect_arrays(s, "", arrays, t);
+    std::uint64_t total = 0;
+    for (const auto& [p, a] : arrays)
+    {
+        total += raw_bytes_of(a.metadata());
+    }
+    {
+        progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "verify", total);
+        t.bar = &bar;
+        for (const auto& [p, a] : arrays)
+        {
+            bar.set_label("verify " + where_of(p));
+            verify_array(p, a, t);
+        }
+        bar.finish();
+        t.bar = nullptr;
+    }
     // Temporary files of interrupted writers are never read as data; report (and remove) them.
     std::uint64_t temps = 0;
     std::vector<fs::path> found;
@@ -751,7 +1229,116 @@ int cmd_verify(const std::string& path, bool clean)
         std::cout << ", " << temps << " temporary files" << (clean ? " removed" : "");
     }
     std::cout << "\n";
-    return t.problems == 0 ? 0 : 1;
+    return t.problems == 0 ? exit_ok : exit_data_error;
+}
+
+// ------------------------------------------------------------------------------------------ help
+
+int cmd_help(const std::vector<std::string>& argv);
+
+const command commands[] = {
+    {"info", "PATH", "the metadata of an array or group",
+     R"(Prints the node's metadata as "key: value" lines. For an array: format, dtype, shape, chunks (or
+shards and inner chunks, with the shard index's place, size and codecs), the codec chain as JSON,
+fill value, chunk key encoding, dimension names, raw and stored size (chunks and shards only,
+metadata excluded; exact bytes and human-readable), the compression ratio (raw / stored), how many
+chunks or shards are stored, and the attributes. For a group: format, attributes and children.
+)",
+     cmd_info},
+    {"tree", "PATH", "the hierarchy, with shape, dtype, chunks, codecs and stored size per array",
+     R"(Prints the group (or array) at PATH and everything below it as a tree, one line per node. An
+array's line gives its format, dtype and shape, its chunks (or "shards [...] of chunks [...]"), its
+codecs (for a sharded array the inner codecs and the shard index's codecs and place), and
+"stored S of R, ratio X": S the bytes of its chunks or shards (metadata excluded), R the size of all
+its elements decoded, X = R / S ("-" when nothing is stored). A last line sums them up. A node that
+cannot be read is shown with its error and makes the exit status 1.
+)",
+     cmd_tree},
+    {"hash", "PATH", "SHA-256 of the array's elements",
+     R"(Prints the first 16 hex digits of the SHA-256 of every element of the array in C order,
+little-endian, fill values included: the same for the same values whatever the format, chunking,
+sharding or codecs (compare two arrays after a convert). Bytes are read one row of chunks at a time.
+)",
+     cmd_hash},
+    {"cat", "PATH [--region START:STOP,...]", "print elements",
+     R"(Prints the elements of an array, one line per row of the last axis, each line starting with its
+index ("[2, 5:9] ..."). --region takes START:STOP (STOP excluded) for every axis, e.g.
+--region 0:10,5:7; without it the whole array is printed.
+)",
+     cmd_cat},
+    {"convert", "SRC DST [--zarr-format 2|3] [--chunks N,...] [--shards N,...] [--codec C] [--overwrite] [--no-progress]",
+     "copy an array into another format, chunking, sharding or codec",
+     R"(Writes the array SRC as a new array DST, keeping dtype, shape, fill value, attributes and (v3)
+dimension names (v2 _ARRAY_DIMENSIONS <-> v3 dimension_names), array filters, and every value.
+  --zarr-format 2|3   the format of DST (default: SRC's, or 3 with --shards)
+  --chunks N,...      chunk shape (inner chunk shape with --shards; default: SRC's chunks)
+  --shards N,...      shard shape: DST is sharded (Zarr v3), each shard holding whole chunks
+  --codec C           gzip:LEVEL, zlib:LEVEL, zstd:LEVEL, blosc:CNAME:LEVEL, bz2:LEVEL,
+                      lzma:PRESET or none
+                      (default: SRC's compressor)
+  --overwrite         replace an existing array at DST (otherwise that is error zarrxt.array.6)
+  --no-progress       no progress bar
+On a terminal a progress bar on stderr shows the bytes copied, the rate and the time left.
+Memory: one row of DST's chunks (or shards) at a time.
+)",
+     cmd_convert},
+    {"verify", "PATH [--clean] [--no-progress]", "decode every chunk and shard index; report each problem",
+     R"(Opens every array of the hierarchy at PATH and decodes every chunk (every inner chunk and shard
+index of a sharded array), one chunk at a time. Each problem is printed on stdout as
+"PROBLEM <key> [bytes A..B]: <error>" and reading goes on; a last line counts arrays, chunks and
+problems. Temporary files left by interrupted writers are reported (they are never read as data);
+--clean removes them. On a terminal a progress bar on stderr shows the bytes decoded, the rate and the
+time left (--no-progress turns it off). Exit status 1 when any problem was found.
+)",
+     cmd_verify},
+    {"help", "[COMMAND]", "this overview, or a command's page", "Prints the overview, or COMMAND's page.\n",
+     cmd_help},
+};
+
+const command* find_command(const std::string& name)
+{
+    for (const auto& c : commands)
+    {
+        if (name == c.name)
+        {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+void print_overview(std::ostream& out)
+{
+    out << "usage: zarrxt COMMAND ARGS...   (zarrxt help COMMAND, or zarrxt COMMAND --help, for its page)\n\n"
+           "commands:\n";
+    for (const auto& c : commands)
+    {
+        out << "  " << c.name << std::string(9 - std::strlen(c.name), ' ') << c.summary << "\n";
+    }
+    out << "\nPATH is the directory of a Zarr array or group (v2 or v3).\n\n" << exit_status_text;
+}
+
+void print_command_help(const command& c, std::ostream& out)
+{
+    out << "usage: zarrxt " << c.name << " " << c.synopsis << "\n\n" << c.summary << ".\n\n" << c.details << "\n" << exit_status_text;
+}
+
+int cmd_help(const std::vector<std::string>& argv)
+{
+    arguments args(argv, {}, {});
+    if (args.positional().empty())
+    {
+        print_overview(std::cout);
+        return exit_ok;
+    }
+    args.expect_positional(1, "COMMAND");
+    const command* c = find_command(args.positional()[0]);
+    if (c == nullptr)
+    {
+        throw usage_error("no command \"" + args.positional()[0] + "\"");
+    }
+    print_command_help(*c, std::cout);
+    return exit_ok;
 }
 
 } // namespace
@@ -759,49 +1346,59 @@ int cmd_verify(const std::string& path, bool clean)
 int main(int argc, char** argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
+    const command* cmd = nullptr;
     try
     {
-        if (args.empty() || args[0] == "--help" || args[0] == "-h")
+        if (args.empty())
         {
-            std::cout << usage_text;
-            return args.empty() ? 2 : 0;
+            std::cerr << "zarrxt: no command given\n";
+            print_overview(std::cerr);
+            return exit_usage;
         }
-        const std::string cmd = args[0];
-        if (cmd == "info" && args.size() == 2)
+        if (args[0] == "--help" || args[0] == "-h")
         {
-            return cmd_info(args[1]);
+            print_overview(std::cout);
+            return exit_ok;
         }
-        if (cmd == "hash" && args.size() == 2)
+        if (args[0] == "--version")
         {
-            return cmd_hash(args[1]);
+            std::cout << "zarrxt " << ZARRXT_VERSION_STRING << "\n";
+            return exit_ok;
         }
-        if (cmd == "cat" && (args.size() == 2 || (args.size() == 4 && args[2] == "--region")))
+        cmd = find_command(args[0]);
+        if (cmd == nullptr)
         {
-            return cmd_cat(args[1], args.size() == 4 ? args[3] : "");
+            throw usage_error("unknown command \"" + args[0] + "\"");
         }
-        if (cmd == "verify" && (args.size() == 2 || (args.size() == 3 && args[2] == "--clean")))
+        std::vector<std::string> rest(args.begin() + 1, args.end());
+        if (std::find(rest.begin(), rest.end(), "--help") != rest.end() || std::find(rest.begin(), rest.end(), "-h") != rest.end())
         {
-            return cmd_verify(args[1], args.size() == 3);
+            print_command_help(*cmd, std::cout);
+            return exit_ok;
         }
-        if (cmd == "convert")
-        {
-            return cmd_convert(std::vector<std::string>(args.begin() + 1, args.end()));
-        }
-        throw usage_error("unknown command or wrong arguments");
+        return cmd->run(rest);
     }
     catch (const usage_error& e)
     {
-        std::cerr << "zarrxt: " << e.what() << "\n" << usage_text;
-        return 2;
+        std::cerr << "zarrxt: " << e.what() << "\n";
+        if (cmd != nullptr && std::strcmp(cmd->name, "help") != 0)
+        {
+            std::cerr << "usage: zarrxt " << cmd->name << " " << cmd->synopsis << "   (zarrxt help " << cmd->name << ")\n";
+        }
+        else
+        {
+            std::cerr << "run `zarrxt help` for the commands\n";
+        }
+        return exit_usage;
     }
     catch (const zx::error& e)
     {
         std::cerr << "zarrxt: error: " << e.what() << "\n";
-        return 1;
+        return exit_data_error;
     }
     catch (const std::exception& e)
     {
         std::cerr << "zarrxt: error: " << e.what() << "\n";
-        return 1;
+        return exit_data_error;
     }
 }

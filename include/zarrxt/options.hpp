@@ -1,6 +1,8 @@
 /** @file options.hpp
  *  Options for creating arrays and groups. Plain aggregates: use designated initialisers,
- *  `zarrxt::v3_options{.shape = {...}, .chunk_shape = {...}, .codecs = {...}}`.
+ *  `zarrxt::v3_options{.shape = {...}, .chunk_shape = {...}, .codecs = {...}}`. Every member has
+ *  a default member initialiser, so that leaving members out does not trip GCC's
+ *  -Wmissing-field-initializers (part of -Wextra) in user code.
  */
 #pragma once
 
@@ -24,13 +26,13 @@ inline std::vector<codec_spec> default_v3_codecs()
 
 struct v3_options
 {
-    std::vector<std::uint64_t> shape;
-    std::vector<std::uint64_t> chunk_shape;                  ///< the chunk (or shard) shape
+    std::vector<std::uint64_t> shape{};
+    std::vector<std::uint64_t> chunk_shape{};                ///< the chunk (or shard) shape
     std::vector<codec_spec> codecs = default_v3_codecs();    ///< codec objects convert implicitly
-    scalar fill_value;                                       ///< empty: zero of the data type
+    scalar fill_value{};                                     ///< empty: zero of the data type
     char separator = '/';                                    ///< chunk key separator
     bool v2_chunk_key_encoding = false;                      ///< "v2" keys (0.1.2) instead of c/0/1/2
-    std::optional<dimension_name_list> dimension_names;      ///< written as "dimension_names"
+    std::optional<dimension_name_list> dimension_names{}; ///< written as "dimension_names"
     json attributes = json::object();
     bool overwrite = false;          ///< replace an existing node at the path (erasing its chunks)
     bool write_empty_chunks = false; ///< store chunks that hold only the fill value
@@ -38,16 +40,16 @@ struct v3_options
 
 struct v2_options
 {
-    std::vector<std::uint64_t> shape;
-    std::vector<std::uint64_t> chunks;
+    std::vector<std::uint64_t> shape{};
+    std::vector<std::uint64_t> chunks{};
     std::optional<codec_spec> compressor = codec_spec("zstd", {{"level", 1}}); ///< nullopt: uncompressed
-    std::vector<codec_spec> filters; ///< v2 filters, in order (numcodecs.packbits, numcodecs.delta, ...)
-    scalar fill_value;            ///< empty: zero of the data type
+    std::vector<codec_spec> filters{}; ///< v2 filters, in order (numcodecs.packbits, numcodecs.delta, ...)
+    scalar fill_value{};          ///< empty: zero of the data type
     bool null_fill_value = false; ///< write "fill_value": null (readers then return zeros)
     char order = 'C';             ///< 'F' stores chunks in Fortran order
     char dimension_separator = '.';
     bool big_endian = false;
-    std::optional<dimension_name_list> dimension_names; ///< written as the "_ARRAY_DIMENSIONS" attribute
+    std::optional<dimension_name_list> dimension_names{}; ///< written as the "_ARRAY_DIMENSIONS" attribute
     json attributes = json::object();
     bool overwrite = false;
     bool write_empty_chunks = false;

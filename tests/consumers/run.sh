@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Build and run one consumer project against zarrxt as a user would get it (meson test suite
+# `consumers`, see tests/consumers/meson.build), unoptimised to keep it quick:
+#   cmake       `meson install` into a staging directory, then find_package(zarrxt CONFIG) from it
+#   pkgconfig   `meson install` into a staging directory, then dependency('zarrxt') through pkg-config
+#   subproject  the source tree as subprojects/zarrxt of a meson project
+# usage: run.sh KIND SOURCE_ROOT BUILD_ROOT VERSION PREFIX LIBDIR
+set -euo pipefail
+kind="$1" src="$2" build="$3" version="$4" prefix="$5" libdir="$6"
+work="$(mktemp -d "${TMPDIR:-/tmp}/zarrxt-consumer-$kind-XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# The project is copied out of the source tree so that nothing is written into it.
+cp -r "$src/tests/consumers/$kind" "$work/project"
+cp "$src/tests/consumers/consumer.cpp" "$work/project/"
+
+stage() {
+  meson install -C "$build" --no-rebuild --quiet --destdir "$work/stage" >"$work/install.log" 2>&1 ||
+    { cat "$work/install.log"; return 1; }
+  staged="$work/stage$prefix"
+  for f in "$staged/$libdir/cmake/zarrxt/zarrxtConfig.cmake" "$staged/$libdir/cmake/zarrxt/zarrxtConfigVersion.cmake" \
+           "$staged/$libdir/pkgconfig/zarrxt.pc" "$staged/$libdir/libzarrxt_compiled.a" \
+           "$staged/include/zarrxt/zarrxt.hpp"; do
+    [ -f "$f" ] || { echo "meson install did not install ${f#"$work/stage"}"; return 1; }
+  done
+}
+
+# Runs a built consumer and checks it reports the expected version.
+check_run() {
+  local out
+  out="$("$1")" || { echo "$out"; echo "$1 failed"; return 1; }
+  echo "$out"
+  grep -qx "zarrxt $version (build system: $version)" <<<"$out" || { echo "$1: wrong version line"; return 1; }
+}
+
+case "$kind" in
+cmake)
+  stage
+  cmake -S "$work/project" -B "$work/b" -G Ninja -DCMAKE_PREFIX_PATH="$staged" -DEXPECT_VERSION="$version"
+  # The package found must be the staged one, not some other installed copy.
+  grep -q "^zarrxt_DIR:PATH=$staged/" "$work/b/CMakeCache.txt" ||
+    { echo "CMake found zarrxt elsewhere: $(grep '^zarrxt_DIR' "$work/b/CMakeCache.txt")"; exit 1; }
+  cmake --build "$work/b"
+  check_run "$work/b/consumer"
+  check_run "$work/b/consumer_compiled"
+  ;;
+pkgconfig)
+  stage
+  # The .pc file names the final prefix; the sysroot variable maps it into the staging directory.
+  export PKG_CONFIG_PATH="$staged/$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$work/stage"
+  got="$(pkg-config --modversion zarrxt)"
+  [ "$got" = "$version" ] || { echo "pkg-config says zarrxt $got, meson says $version"; exit 1; }
+  pkg-config --cflags zarrxt | grep -q -- "-I$staged/include" ||
+    { echo "pkg-config --cflags zarrxt does not point into the staged tree: $(pkg-config --cflags zarrxt)"; exit 1; }
+  meson setup "$work/b" "$work/project" --buildtype=plain -Dexpect_version="$version"
+  ninja -C "$work/b"
+  check_run "$work/b/consumer"
+  ;;
+subproject)
+  mkdir -p "$work/project/subprojects"
+  ln -s "$src" "$work/project/subprojects/zarrxt"
+  meson setup "$work/b" "$work/project" --buildtype=plain -Dexpect_version="$version"
+  ninja -C "$work/b" consumer
+  check_run "$work/b/consumer"
+  ;;
+*)
+  echo "unknown consumer kind $kind"
+  exit 2
+  ;;
+esac
+echo "consumer $kind: ok"
