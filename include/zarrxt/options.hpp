@@ -41,6 +41,8 @@ struct v2_options
     std::vector<std::uint64_t> shape;
     std::vector<std::uint64_t> chunks;
     std::optional<codec_spec> compressor = codec_spec("zstd", {{"level", 1}}); ///< nullopt: uncompressed
+    /// v2 filters in list order as lowered specs (numcodecs.delta, numcodecs.shuffle, ...; see v2_layout).
+    std::vector<codec_spec> filters;
     scalar fill_value;            ///< empty: zero of the data type
     bool null_fill_value = false; ///< write "fill_value": null (readers then return zeros)
     char order = 'C';             ///< 'F' stores chunks in Fortran order

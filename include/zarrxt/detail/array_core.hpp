@@ -141,6 +141,7 @@ public:
         layout.big_endian = o.big_endian;
         layout.dimension_separator = o.dimension_separator;
         layout.compressor = o.compressor;
+        layout.filters = o.filters;
         json doc = with_key_context(join_key(p, ".zarray"), [&] {
             return make_v2_array_document(o.shape, o.chunks, dtype, f, layout);
         });
