@@ -1407,8 +1407,9 @@ TEST_SUITE("hostile/keys")
         // what() ends at a NUL, so only key() can carry this one.
         const std::string nul_path("a\0b", 3);
         ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.1", nul_path, zx::open<float, 2>(s, nul_path));
-        ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.1", nul_path,
-                        zx::create<float, 2>(s, nul_path, zx::v3_options{.shape = {4, 4}, .chunk_shape = {2, 2}}));
+        ZX_EXPECT_ERROR(
+            zx::store_error, "zarrxt.store.1", nul_path,
+            zx::create<float, 2>(s, nul_path, zx::v3_options{.shape = {4, 4}, .chunk_shape = {2, 2}}));
         // An absolute-looking path is a path inside the store ("/" is the root of the hierarchy).
         const std::string abs = (t.path() / "escape").string();
         auto created = zx::create<float, 1>(s, abs, zx::v3_options{.shape = {4}, .chunk_shape = {2}});

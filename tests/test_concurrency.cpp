@@ -99,21 +99,27 @@ TEST_SUITE("concurrency")
             zxtest::temp_dir dir;
             {
                 zx::filesystem_store s(dir.path());
-                zx::create<std::int32_t, 2>(s, "a", zx::v3_options{.shape = {32, 32}, .chunk_shape = {32, 32},
-                                                                   .codecs = {zx::sharded({8, 8})}});
+                zx::create<std::int32_t, 2>(s, "a",
+                                            zx::v3_options{.shape = {32, 32},
+                                                           .chunk_shape = {32, 32},
+                                                           .codecs = {zx::sharded({8, 8})}});
             }
             constexpr int procs = 4;
-            const int ok = run_processes(procs, [&](int p) {
-                zxtest::slow_store<zx::filesystem_store> s{
-                    zx::filesystem_store(dir.path(), zx::durability::atomic, locking), std::chrono::microseconds(1500)};
-                auto a = zx::open<std::int32_t, 2>(s, "a");
-                for (std::uint64_t r = static_cast<std::uint64_t>(p); r < 32; r += procs)
-                {
-                    auto v = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
-                    v.fill(static_cast<std::int32_t>(r + 1));
-                    a.write({{r, 0}, {1, 32}}, v);
-                }
-            });
+            const int ok =
+                run_processes(procs,
+                              [&](int p)
+                              {
+                                  zxtest::slow_store<zx::filesystem_store> s{
+                                      zx::filesystem_store(dir.path(), zx::durability::atomic, locking),
+                                      std::chrono::microseconds(1500)};
+                                  auto a = zx::open<std::int32_t, 2>(s, "a");
+                                  for (std::uint64_t r = static_cast<std::uint64_t>(p); r < 32; r += procs)
+                                  {
+                                      auto v = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
+                                      v.fill(static_cast<std::int32_t>(r + 1));
+                                      a.write({{r, 0}, {1, 32}}, v);
+                                  }
+                              });
             CHECK(ok == procs);
             zx::filesystem_store s(dir.path());
             const auto all = zx::open<std::int32_t, 2>(s, "a").read();

@@ -274,7 +274,8 @@ TEST_SUITE("interop")
         const auto root = corpus / "zarr_implementations" / "examples" / "zarrita.zr3";
         if (corpus.empty() || !std::filesystem::exists(root))
         {
-            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/zarr_implementations/examples/zarrita.zr3)");
+            ZX_SKIP_CORPUS(
+                "no conformance corpus ($ZARRXT_CORPUS/zarr_implementations/examples/zarrita.zr3)");
         }
         zx::filesystem_store store{root.string()};
         auto refused_as_draft = [](auto&& open)
@@ -335,13 +336,25 @@ TEST_SUITE("interop")
         };
         const std::vector<expected_group> groups = {
             {"zarrita.js/fixtures/v2/data.zarr", "", 2, R"({"answer": 42})", {"my group with spaces"}, 32},
-            {"zarrita.js/fixtures/v2/data.zarr", "my group with spaces", 2,
-             R"({"description": "A group with spaces in the name"})", {}, 0},
+            {"zarrita.js/fixtures/v2/data.zarr",
+             "my group with spaces",
+             2,
+             R"({"description": "A group with spaces in the name"})",
+             {},
+             0},
             {"zarrita.js/fixtures/v3/data.zarr", "", 3, "{}", {"consolidated", "my group with spaces"}, 42},
-            {"zarrita.js/fixtures/v3/data.zarr", "my group with spaces", 3,
-             R"({"description": "A group with spaces in the name"})", {}, 0},
+            {"zarrita.js/fixtures/v3/data.zarr",
+             "my group with spaces",
+             3,
+             R"({"description": "A group with spaces in the name"})",
+             {},
+             0},
             {"zarrita.js/fixtures/v3/data.zarr", "consolidated", 3, R"({"answer": 42})", {"nested"}, 2},
-            {"zarrita.js/fixtures/v3/data.zarr", "consolidated/nested", 3, R"({"description": "A nested group"})", {},
+            {"zarrita.js/fixtures/v3/data.zarr",
+             "consolidated/nested",
+             3,
+             R"({"description": "A nested group"})",
+             {},
              1},
             {"zarr_implementations/examples/zarr.zr", "", 2, "{}", {}, 4},
         };
@@ -358,7 +371,8 @@ TEST_SUITE("interop")
                 std::size_t child_arrays = 0;
                 for (const auto& c : g.children())
                 {
-                    CHECK(c.path == (std::string(want.path).empty() ? c.name : std::string(want.path) + "/" + c.name));
+                    CHECK(c.path ==
+                          (std::string(want.path).empty() ? c.name : std::string(want.path) + "/" + c.name));
                     if (c.kind == zx::node_kind::group)
                     {
                         child_groups.push_back(c.name);
@@ -379,7 +393,8 @@ TEST_SUITE("interop")
         // Arrays inside nested groups, opened by their path from the hierarchy's root, with the
         // values their chunk files hold (little-endian int16: 0a00 1400 1e00 2800, 0100 ... 0400).
         zx::filesystem_store v3{(corpus / "zarrita.js/fixtures/v3/data.zarr").string()};
-        CHECK(zx::open<std::int16_t, 1>(v3, "consolidated/nested/1d.i2").read() == xt::xtensor<std::int16_t, 1>{10, 20, 30, 40});
+        CHECK(zx::open<std::int16_t, 1>(v3, "consolidated/nested/1d.i2").read() ==
+              xt::xtensor<std::int16_t, 1>{10, 20, 30, 40});
         CHECK(zx::open<std::int16_t, 2>(v3, "consolidated/2d.contiguous.i2").read() ==
               xt::xtensor<std::int16_t, 2>{{1, 2}, {3, 4}});
     }

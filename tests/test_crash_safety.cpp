@@ -167,7 +167,8 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         zxtest::lcg rng(seed * 7919);
         const std::uint64_t target = rng.next() % 20;
         const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        while (p->completed.load(std::memory_order_acquire) < target && std::chrono::steady_clock::now() < give_up)
+        while (p->completed.load(std::memory_order_acquire) < target &&
+               std::chrono::steady_clock::now() < give_up)
         {
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
@@ -220,7 +221,8 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         temps = now;
     }
     MESSAGE(std::string(label) << ": " << kills << " kills, " << total_ops << " operations completed, "
-                               << kills_mid_write << " kills landed mid-write (a new temporary file left behind), "
+                               << kills_mid_write
+                               << " kills landed mid-write (a new temporary file left behind), "
                                << attribute_checks << " attribute checks");
     CHECK(total_ops > kills); // the writer made progress between kills: the kills hit real work
     CHECK(kills_mid_write > 0); // and some of them hit a write in progress

@@ -80,16 +80,19 @@ void check_decodes_to(const deflate_codec& c, const std::string& stream, const s
     zx::buffer out;
     {
         auto in = deflate_bytes(stream);
-        CHECK(text_of(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {want.size(), 1u << 30})) == want);
+        CHECK(text_of(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {want.size(), 1u << 30})) ==
+              want);
     }
     {
         auto in = deflate_bytes(stream);
-        CHECK(text_of(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {std::nullopt, 1u << 30})) == want);
+        CHECK(text_of(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {std::nullopt, 1u << 30})) ==
+              want);
     }
     {
         auto in = deflate_bytes(stream);
         std::vector<std::byte> dest(want.size());
-        c.decode_to(zx::mutable_byte_view(in.data(), in.size()), zx::mutable_byte_view(dest.data(), dest.size()));
+        c.decode_to(zx::mutable_byte_view(in.data(), in.size()),
+                    zx::mutable_byte_view(dest.data(), dest.size()));
         CHECK(text_of(zx::byte_view(dest.data(), dest.size())) == want);
     }
 }
@@ -106,9 +109,10 @@ const python_streams& reference_streams()
     static const python_streams* s = []
     {
         auto* p = new python_streams;
-        p->result = zxtest::run(zxtest::debian_python() + " " +
-                                zxtest::quote(zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/python_deflate.py") +
-                                " write " + zxtest::quote(p->dir.text_of()));
+        p->result =
+            zxtest::run(zxtest::debian_python() + " " +
+                        zxtest::quote(zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/python_deflate.py") +
+                        " write " + zxtest::quote(p->dir.text_of()));
         return p;
     }();
     return *s;
@@ -128,12 +132,12 @@ std::vector<std::string> lines_of(const std::string& text)
 }
 
 #define ZX_REQUIRE_CPYTHON()                                                                                 \
-    do                                                                                                        \
-    {                                                                                                         \
-        if (zxtest::debian_python().empty())                                                                  \
-        {                                                                                                     \
-            ZX_SKIP_PEER("/usr/bin/python3 (CPython's zlib and gzip modules) is not installed");              \
-        }                                                                                                     \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (zxtest::debian_python().empty())                                                                 \
+        {                                                                                                    \
+            ZX_SKIP_PEER("/usr/bin/python3 (CPython's zlib and gzip modules) is not installed");             \
+        }                                                                                                    \
     } while (0)
 
 } // namespace
@@ -155,8 +159,8 @@ TEST_SUITE("deflate")
         // zlib: CMF 0x78 (deflate, 32 KiB window), FLG 0x01 (check bits: 0x7801 % 31 == 0), one
         // final stored block (BFINAL 1, BTYPE 00) of LEN 5 / NLEN ~5, "hello", adler32("hello")
         // = 0x062c0215 big-endian.
-        const auto stored = deflate_bytes({0x78, 0x01, 0x01, 0x05, 0x00, 0xfa, 0xff, 'h', 'e', 'l', 'l', 'o',
-                                      0x06, 0x2c, 0x02, 0x15});
+        const auto stored = deflate_bytes(
+            {0x78, 0x01, 0x01, 0x05, 0x00, 0xfa, 0xff, 'h', 'e', 'l', 'l', 'o', 0x06, 0x2c, 0x02, 0x15});
         check_decodes_to({"zlib"}, text_of(zx::byte_view(stored.data(), stored.size())), "hello");
         // zlib, empty payload in one fixed-Huffman block: 0x03 0x00 is BFINAL 1, BTYPE 01 and the
         // end-of-block code; adler32 of nothing is 1.
@@ -164,28 +168,32 @@ TEST_SUITE("deflate")
         check_decodes_to({"zlib"}, text_of(zx::byte_view(empty_zlib.data(), empty_zlib.size())), "");
         // gzip, empty payload: header (ID1 ID2 CM=8 FLG=0 MTIME=0 XFL=0 OS=3), the same empty
         // fixed block, CRC-32 0 and ISIZE 0.
-        const auto empty_gzip = deflate_bytes({0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03, 0x03, 0x00, 0, 0, 0, 0, 0, 0,
-                                          0, 0});
+        const auto empty_gzip = deflate_bytes(
+            {0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03, 0x03, 0x00, 0, 0, 0, 0, 0, 0, 0, 0});
         check_decodes_to({"gzip"}, text_of(zx::byte_view(empty_gzip.data(), empty_gzip.size())), "");
         // gzip with FNAME "a" (FLG 0x08) around a stored block of "hi": CRC-32("hi") = 0xd8932aac
         // little-endian, ISIZE 2.
-        const auto named = deflate_bytes({0x1f, 0x8b, 0x08, 0x08, 0, 0, 0, 0, 0x00, 0xff, 'a', 0x00, 0x01, 0x02, 0x00, 0xfd,
-                                     0xff, 'h', 'i', 0xac, 0x2a, 0x93, 0xd8, 0x02, 0x00, 0x00, 0x00});
+        const auto named =
+            deflate_bytes({0x1f, 0x8b, 0x08, 0x08, 0,   0,    0,    0,    0x00, 0xff, 'a',  0x00, 0x01, 0x02,
+                           0x00, 0xfd, 0xff, 'h',  'i', 0xac, 0x2a, 0x93, 0xd8, 0x02, 0x00, 0x00, 0x00});
         check_decodes_to({"gzip"}, text_of(zx::byte_view(named.data(), named.size())), "hi");
         // A wrong adler32 / CRC-32 is corruption, never data.
         auto bad_adler = stored;
         bad_adler.back() ^= std::byte{1};
         zx::buffer out;
-        ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.1", "",
-                        zc::zlib{}.decode(zx::mutable_byte_view(bad_adler.data(), bad_adler.size()), out, {5, 100}));
+        ZX_EXPECT_ERROR(
+            zx::codec_error, "zarrxt.codec.1", "",
+            zc::zlib{}.decode(zx::mutable_byte_view(bad_adler.data(), bad_adler.size()), out, {5, 100}));
         auto bad_crc = named;
         bad_crc[19] ^= std::byte{1};
-        ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.1", "",
-                        zc::gzip{}.decode(zx::mutable_byte_view(bad_crc.data(), bad_crc.size()), out, {2, 100}));
+        ZX_EXPECT_ERROR(
+            zx::codec_error, "zarrxt.codec.1", "",
+            zc::gzip{}.decode(zx::mutable_byte_view(bad_crc.data(), bad_crc.size()), out, {2, 100}));
         // Containers are not interchangeable, and raw deflate (no container) is refused.
         auto stored_copy = stored;
-        CHECK_THROWS_AS(zc::gzip{}.decode(zx::mutable_byte_view(stored_copy.data(), stored_copy.size()), out, {5, 100}),
-                        zx::codec_error);
+        CHECK_THROWS_AS(
+            zc::gzip{}.decode(zx::mutable_byte_view(stored_copy.data(), stored_copy.size()), out, {5, 100}),
+            zx::codec_error);
         auto raw = deflate_bytes({0x01, 0x05, 0x00, 0xfa, 0xff, 'h', 'e', 'l', 'l', 'o'});
         CHECK_THROWS_AS(zc::zlib{}.decode(zx::mutable_byte_view(raw.data(), raw.size()), out, {5, 100}),
                         zx::codec_error);
@@ -220,7 +228,8 @@ TEST_SUITE("deflate")
         zxtest::temp_dir dir("zarrxt-deflate-out");
         std::size_t written = 0;
         std::map<std::string, std::string> sources; // payload name -> bytes
-        for (const char* p : {"empty.l0", "one.l0", "hello.l0", "text.l0", "noise.l0", "ramp.l0", "floats.l0"})
+        for (const char* p :
+             {"empty.l0", "one.l0", "hello.l0", "text.l0", "noise.l0", "ramp.l0", "floats.l0"})
         {
             sources[std::string(p).substr(0, std::string(p).find('.'))] =
                 zxtest::read_file(ref.dir.path() / (std::string(p) + ".in"));
@@ -244,20 +253,22 @@ TEST_SUITE("deflate")
                 {
                     const std::string stem = name + ".zx" + std::to_string(level);
                     zx::buffer enc;
-                    deflate_codec{container, level}.encode(zx::byte_view(reinterpret_cast<const std::byte*>(payload.data()),
-                                                                         payload.size()),
-                                                           enc);
+                    deflate_codec{container, level}.encode(
+                        zx::byte_view(reinterpret_cast<const std::byte*>(payload.data()), payload.size()),
+                        enc);
                     zxtest::write_file(dir.path() / (stem + ".in"), payload);
-                    zxtest::write_file(dir.path() / (stem + "." + container + ".zarrxt"), text_of(enc.view()));
+                    zxtest::write_file(dir.path() / (stem + "." + container + ".zarrxt"),
+                                       text_of(enc.view()));
                     ++written;
                     // And back through zarrxt itself.
                     check_decodes_to({container}, text_of(enc.view()), payload);
                 }
             }
         }
-        const auto r = zxtest::run(zxtest::debian_python() + " " +
-                                   zxtest::quote(zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/python_deflate.py") +
-                                   " check " + zxtest::quote(dir.text_of()));
+        const auto r =
+            zxtest::run(zxtest::debian_python() + " " +
+                        zxtest::quote(zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/python_deflate.py") +
+                        " check " + zxtest::quote(dir.text_of()));
         CHECK_MESSAGE(r.status == 0, r.output);
         CHECK(r.output.find("decoded " + std::to_string(written) + " streams written by zarrxt: 0 failed") !=
               std::string::npos);
@@ -269,8 +280,8 @@ TEST_SUITE("deflate")
         {
             CAPTURE(container);
             const std::string payload(100000, 'z');
-            zx::buffer b = zx::buffer::copy_of(zx::byte_view(reinterpret_cast<const std::byte*>(payload.data()),
-                                                             payload.size()));
+            zx::buffer b = zx::buffer::copy_of(
+                zx::byte_view(reinterpret_cast<const std::byte*>(payload.data()), payload.size()));
             deflate_codec{container, 6}.encode(b.view(), b);
             check_decodes_to({container}, text_of(b.view()), payload);
         }
@@ -292,8 +303,9 @@ TEST_SUITE("deflate")
                 // that detects "too long").
                 auto in = bomb;
                 zx::buffer out;
-                ZX_EXPECT_ERROR(zx::limit_exceeded, "zarrxt.limit.1", "",
-                                c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {std::nullopt, 1 << 20}));
+                ZX_EXPECT_ERROR(
+                    zx::limit_exceeded, "zarrxt.limit.1", "",
+                    c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {std::nullopt, 1 << 20}));
                 CHECK(out.capacity() <= (1 << 20) + 1);
             }
             {
@@ -308,8 +320,9 @@ TEST_SUITE("deflate")
                 // An exact size above the cap is refused before anything is allocated.
                 auto in = bomb;
                 zx::buffer out;
-                ZX_EXPECT_ERROR(zx::limit_exceeded, "zarrxt.limit.1", "",
-                                c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {64u << 20, 1 << 20}));
+                ZX_EXPECT_ERROR(
+                    zx::limit_exceeded, "zarrxt.limit.1", "",
+                    c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {64u << 20, 1 << 20}));
                 CHECK(out.capacity() == 0);
             }
             {
@@ -344,11 +357,13 @@ TEST_SUITE("deflate")
                 auto in = deflate_bytes(stream.substr(0, n));
                 zx::buffer out;
                 // A cut stream must never decode, with or without the expected size.
-                CHECK_THROWS_AS(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {payload.size(), 1 << 20}),
-                                zx::codec_error);
+                CHECK_THROWS_AS(
+                    c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {payload.size(), 1 << 20}),
+                    zx::codec_error);
                 in = deflate_bytes(stream.substr(0, n));
-                CHECK_THROWS_AS(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {std::nullopt, 1 << 20}),
-                                zx::error);
+                CHECK_THROWS_AS(
+                    c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {std::nullopt, 1 << 20}),
+                    zx::error);
                 ++refused;
             }
             CHECK(refused == static_cast<int>(stream.size()));
@@ -364,12 +379,13 @@ TEST_SUITE("deflate")
                     {
                         // Fields no decoder checks (gzip MTIME, XFL, OS, FTEXT; padding bits after
                         // the last block) may change and still give the payload; nothing else.
-                        const auto got =
-                            text_of(c.decode(zx::mutable_byte_view(in.data(), in.size()), out, {payload.size(), 1 << 20}));
+                        const auto got = text_of(c.decode(zx::mutable_byte_view(in.data(), in.size()), out,
+                                                          {payload.size(), 1 << 20}));
                         if (got != payload)
                         {
                             ++silent;
-                            FAIL_CHECK("byte " << i << " ^ " << flip << " decoded to other data without an error");
+                            FAIL_CHECK("byte " << i << " ^ " << flip
+                                               << " decoded to other data without an error");
                         }
                     }
                     catch (const zx::error&)

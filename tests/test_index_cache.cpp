@@ -152,7 +152,8 @@ TEST_SUITE("index cache")
             auto a = zx::open<std::uint16_t, 2>(s, "a");
             // All 16 inner chunks of two shards in one call.
             const auto v = a.read({{0, 0}, {8, 16}});
-            CHECK(tensors_equal(v, xt::view(make_data<std::uint16_t, 2>({16, 16}, 1), xt::range(0, 8), xt::all())));
+            CHECK(tensors_equal(
+                v, xt::view(make_data<std::uint16_t, 2>({16, 16}, 1), xt::range(0, 8), xt::all())));
             CHECK(a.stats().index_reads == 2);
             a.reset_stats();
             a.read({{0, 0}, {8, 16}});
@@ -201,7 +202,8 @@ TEST_SUITE("index cache")
             make_zstd_sharded<zx::operation_index_cache<>>(s, "a");
             auto a = zx::open<std::uint16_t, 2, zx::dynamic_chain, zx::lru_index_cache<>>(s, "a");
             const auto original = make_data<std::uint16_t, 2>({16, 16}, 1);
-            CHECK(tensors_equal(a.read({{0, 0}, {2, 2}}), xt::view(original, xt::range(0, 2), xt::range(0, 2))));
+            CHECK(tensors_equal(a.read({{0, 0}, {2, 2}}),
+                                xt::view(original, xt::range(0, 2), xt::range(0, 2))));
             CHECK(a.stats().index_reads == 1);
             for (int i = 0; i < 5; ++i)
             {
@@ -228,7 +230,8 @@ TEST_SUITE("index cache")
             CHECK(a.stats().index_reads >= 1);
             // Shard (0, 1) was not touched: still served from the cache.
             a.reset_stats();
-            CHECK(tensors_equal(a.read({{0, 8}, {8, 8}}), xt::view(original, xt::range(0, 8), xt::range(8, 16))));
+            CHECK(tensors_equal(a.read({{0, 8}, {8, 8}}),
+                                xt::view(original, xt::range(0, 8), xt::range(8, 16))));
             CHECK(a.stats().index_reads == 0);
             CHECK(a.stats().index_cache_hits == 1);
             // Our own write invalidates the entry of the shard it rewrites.

@@ -317,10 +317,12 @@ TEST_SUITE("interop")
         for (const auto& g : py.manifest.at("groups"))
         {
             INFO("group ", g.at("path").get<std::string>());
-            group_t::create(store, g.at("path").get<std::string>(),
-                            zx::group_options{.zarr_format = 2, .attributes = g.at("attributes"), .overwrite = true});
+            group_t::create(
+                store, g.at("path").get<std::string>(),
+                zx::group_options{.zarr_format = 2, .attributes = g.at("attributes"), .overwrite = true});
         }
-        zx::json out = {{"writer", "zarrxt"}, {"arrays", zx::json::array()}, {"groups", py.manifest.at("groups")}};
+        zx::json out = {
+            {"writer", "zarrxt"}, {"arrays", zx::json::array()}, {"groups", py.manifest.at("groups")}};
         for (const auto& e : py.manifest.at("arrays"))
         {
             const std::string name = e.at("name").get<std::string>();

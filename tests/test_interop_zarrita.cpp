@@ -71,16 +71,16 @@ std::string zarrita_wrong()
 
 /// In a test case: skip (or fail under ZARRXT_REQUIRE_PEERS=1) without zarrita, fail with another version.
 #define ZX_REQUIRE_ZARRITA()                                                                                 \
-    do                                                                                                        \
-    {                                                                                                         \
-        if (const auto why = zarrita_missing(); !why.empty())                                                 \
-        {                                                                                                     \
-            ZX_SKIP_PEER(why);                                                                                \
-        }                                                                                                     \
-        if (const auto wrong = zarrita_wrong(); !wrong.empty())                                               \
-        {                                                                                                     \
-            FAIL(wrong);                                                                                      \
-        }                                                                                                     \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (const auto why = zarrita_missing(); !why.empty())                                                \
+        {                                                                                                    \
+            ZX_SKIP_PEER(why);                                                                               \
+        }                                                                                                    \
+        if (const auto wrong = zarrita_wrong(); !wrong.empty())                                              \
+        {                                                                                                    \
+            FAIL(wrong);                                                                                     \
+        }                                                                                                    \
     } while (0)
 
 std::string peer_command(const std::string& verb, const std::string& dir)
@@ -250,7 +250,8 @@ TEST_SUITE("interop")
             CHECK(dimension_names_json(zx::open_any(store, name).metadata()) == want);
             named += want.is_array() ? 1 : 0;
             unnamed += want.is_null() ? 1 : 0;
-            with_null += want.is_array() && std::find(want.begin(), want.end(), nullptr) != want.end() ? 1 : 0;
+            with_null +=
+                want.is_array() && std::find(want.begin(), want.end(), nullptr) != want.end() ? 1 : 0;
         }
         // The matrix has all three kinds (tests/peers/zarrita_peer.mjs, dimensionNamesFor).
         CHECK(named > 10);
@@ -335,10 +336,16 @@ TEST_SUITE("interop")
         zx::filesystem_store store{(dir.path() / "arrays").string()};
         const zx::json codecs_inner = zx::json::array(
             {{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
-        zx::json sharded = {{"name", "sharded"},   {"dtype", "int32"},      {"shape", {8, 8}},
-                            {"chunks", {8, 8}},     {"read_chunks", {4, 4}}, {"seed", 3},
-                            {"written", nullptr},   {"fill_value", 0},
-                            {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}}};
+        zx::json sharded = {
+            {"name", "sharded"},
+            {"dtype", "int32"},
+            {"shape", {8, 8}},
+            {"chunks", {8, 8}},
+            {"read_chunks", {4, 4}},
+            {"seed", 3},
+            {"written", nullptr},
+            {"fill_value", 0},
+            {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}}};
         sharded["codecs"] = zx::json::array({{{"name", "sharding_indexed"},
                                               {"configuration",
                                                {{"chunk_shape", {4, 4}},

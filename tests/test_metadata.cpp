@@ -214,8 +214,9 @@ TEST_SUITE("metadata")
                 CAPTURE(dname);
                 CAPTURE(it.key());
                 seen.insert({dname, it.key()});
-                const auto want = std::find_if(expected.begin(), expected.end(), [&](const fill_case& c)
-                                               { return c.dtype == dname && c.name == it.key(); });
+                const auto want =
+                    std::find_if(expected.begin(), expected.end(),
+                                 [&](const fill_case& c) { return c.dtype == dname && c.name == it.key(); });
                 if (want == expected.end())
                 {
                     FAIL_CHECK("a case with no stated value: add it to the table above");
@@ -244,7 +245,8 @@ TEST_SUITE("metadata")
         }
     }
 
-    TEST_CASE("zarr-python's metadata documents (corpus): accepted or refused as stated here, written back losslessly")
+    TEST_CASE("zarr-python's metadata documents (corpus): accepted or refused as stated here, written back "
+              "losslessly")
     {
         const std::filesystem::path dir = zxtest::env("ZARRXT_CORPUS") + "/zarr-python-metadata";
         if (!std::filesystem::exists(dir / "v3" / "array"))
@@ -287,7 +289,8 @@ TEST_SUITE("metadata")
                 ++seen;
                 const std::string rel = std::string(kind) + "/" + f.path().filename().string();
                 CAPTURE(rel);
-                const auto c = std::find_if(arrays.begin(), arrays.end(), [&](const document_case& d) { return rel == d.file; });
+                const auto c = std::find_if(arrays.begin(), arrays.end(),
+                                            [&](const document_case& d) { return rel == d.file; });
                 if (c == arrays.end())
                 {
                     FAIL_CHECK("a document with no stated outcome: add it to the table above");
@@ -339,23 +342,29 @@ TEST_SUITE("metadata")
         CHECK(seen == arrays.size());
         // Specific content, stated from the files.
         {
-            const auto m = zx::parse_v3_array(json::parse(zxtest::read_file(dir / "v3/array/with_extra_field.json")));
+            const auto m =
+                zx::parse_v3_array(json::parse(zxtest::read_file(dir / "v3/array/with_extra_field.json")));
             CHECK(m.document.at("my_custom_extension").at("must_understand") == false);
-            const auto o = zx::parse_v3_array(json::parse(zxtest::read_file(dir / "v3/array/with_optionals.json")));
+            const auto o =
+                zx::parse_v3_array(json::parse(zxtest::read_file(dir / "v3/array/with_optionals.json")));
             REQUIRE(o.dimension_names.has_value());
             CHECK(*o.dimension_names == std::vector<std::optional<std::string>>{"t", "y", "x"});
             CHECK(o.attributes.at("tags") == json{"test", "metadata"});
             CHECK(o.fill.as<std::uint64_t>() == 0x7ff8000000000000ull);
-            const auto d = zx::parse_v2_array(json::parse(zxtest::read_file(dir / "v2/array/blosc_compressor_with_filters.json")));
+            const auto d = zx::parse_v2_array(
+                json::parse(zxtest::read_file(dir / "v2/array/blosc_compressor_with_filters.json")));
             CHECK(d.codecs[0].configuration.at("dtype") == "<f8");
             CHECK(d.codecs[2].configuration.at("cname") == "lz4");
         }
         // Groups: all accepted, with their attributes.
-        CHECK(zx::parse_v2_group(json::parse(zxtest::read_file(dir / "v2/group/minimal.json"))).attributes.empty());
-        CHECK(zx::parse_v3_group(json::parse(zxtest::read_file(dir / "v3/group/minimal.json"))).attributes.empty());
-        CHECK(zx::parse_v3_group(json::parse(zxtest::read_file(dir / "v3/group/with_attributes.json"))).attributes ==
-              json{{"label", "root"}, {"spatial_units", {"meter", "meter"}}});
-        CHECK_NOTHROW((void)zx::parse_v3_group(json::parse(zxtest::read_file(dir / "v3/group/with_extra_field.json"))));
+        CHECK(zx::parse_v2_group(json::parse(zxtest::read_file(dir / "v2/group/minimal.json")))
+                  .attributes.empty());
+        CHECK(zx::parse_v3_group(json::parse(zxtest::read_file(dir / "v3/group/minimal.json")))
+                  .attributes.empty());
+        CHECK(zx::parse_v3_group(json::parse(zxtest::read_file(dir / "v3/group/with_attributes.json")))
+                  .attributes == json{{"label", "root"}, {"spatial_units", {"meter", "meter"}}});
+        CHECK_NOTHROW(
+            (void)zx::parse_v3_group(json::parse(zxtest::read_file(dir / "v3/group/with_extra_field.json"))));
     }
 
     TEST_CASE("v3: a full array document parses into the model")

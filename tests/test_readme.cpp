@@ -162,7 +162,8 @@ TEST_CASE("README example")
         // The array the example opens, with non-zero data in the region it reads and rewrites, so
         // that a read or write that did nothing cannot pass.
         zx::filesystem_store prep{"volume.zarr"};
-        auto raw = zx::create<float, 3>(prep, "raw", zx::v3_options{.shape = {32, 256, 256}, .chunk_shape = {16, 64, 64}});
+        auto raw = zx::create<float, 3>(prep, "raw",
+                                        zx::v3_options{.shape = {32, 256, 256}, .chunk_shape = {16, 64, 64}});
         xt::xtensor<float, 3> before = xt::xtensor<float, 3>::from_shape({16, 64, 64});
         for (std::size_t z = 0; z < 16; ++z)
         {
@@ -176,7 +177,7 @@ TEST_CASE("README example")
         }
         raw.write({{0, 64, 128}, {16, 64, 64}}, before);
         {
-            // clang-format off
+// clang-format off
             // --- README block 1 begins
             #include <zarrxt/zarrxt.hpp>
             namespace zx = zarrxt;

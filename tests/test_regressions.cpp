@@ -377,9 +377,10 @@ TEST_SUITE("regressions")
         // Found by fuzz_metadata_v2 (tests/fuzz/regressions/metadata_v2/): the filter is lowered
         // to a bytes->bytes codec after `bytes`, which the write-back took for a compressor and
         // refused ("no Zarr v2 compressor equivalent"). v2_layout_of raises it back to a filter.
-        const json doc = json::parse(R"({"chunks":[4,3],"compressor":null,"dtype":"<f4","fill_value":0.0,)"
-                                     R"("filters":[{"id":"shuffle","elementsize":2}],"order":"C","shape":[10,7],)"
-                                     R"("zarr_format":2})");
+        const json doc =
+            json::parse(R"({"chunks":[4,3],"compressor":null,"dtype":"<f4","fill_value":0.0,)"
+                        R"("filters":[{"id":"shuffle","elementsize":2}],"order":"C","shape":[10,7],)"
+                        R"("zarr_format":2})");
         const auto m = zx::parse_v2_array(doc);
         REQUIRE(m.codecs.size() == 2);
         CHECK(m.codecs[1].name == "numcodecs.shuffle");
@@ -397,20 +398,23 @@ TEST_SUITE("regressions")
         // The same chain with a compressor after the filter, and array filters before `bytes`.
         json both = doc;
         both["compressor"] = {{"id", "zlib"}, {"level", 1}};
-        both["filters"] = json::parse(R"([{"id": "delta", "dtype": "<f4"}, {"id": "shuffle", "elementsize": 4}])");
+        both["filters"] =
+            json::parse(R"([{"id": "delta", "dtype": "<f4"}, {"id": "shuffle", "elementsize": 4}])");
         const auto m2 = zx::parse_v2_array(both);
         const auto l2 = zx::v2_layout_of(m2);
         REQUIRE(l2.compressor.has_value());
         CHECK(l2.compressor->name == "zlib");
-        CHECK(zx::parse_v2_array(zx::make_v2_array_document(m2.shape, m2.chunk_shape, m2.dtype, m2.fill, l2)).codecs ==
-              m2.codecs);
+        CHECK(zx::parse_v2_array(zx::make_v2_array_document(m2.shape, m2.chunk_shape, m2.dtype, m2.fill, l2))
+                  .codecs == m2.codecs);
 
         // Arrays with filters can be created, written and read (v2_options::filters).
         zx::memory_store s;
-        auto a = zx::create<float, 2>(s, "f", zx::v2_options{.shape = {10, 7},
-                                                              .chunks = {4, 3},
-                                                              .compressor = std::nullopt,
-                                                              .filters = {zx::codec_spec("numcodecs.shuffle", {{"elementsize", 4}})}});
+        auto a = zx::create<float, 2>(
+            s, "f",
+            zx::v2_options{.shape = {10, 7},
+                           .chunks = {4, 3},
+                           .compressor = std::nullopt,
+                           .filters = {zx::codec_spec("numcodecs.shuffle", {{"elementsize", 4}})}});
         xt::xtensor<float, 2> v = xt::xtensor<float, 2>::from_shape({10, 7});
         for (std::size_t i = 0; i < v.size(); ++i)
         {
@@ -420,7 +424,8 @@ TEST_SUITE("regressions")
         CHECK(zx::open<float, 2>(s, "f").read() == v);
         const auto zarray = zx::get(s, "f/.zarray");
         REQUIRE(zarray.has_value());
-        CHECK(json::parse(std::string(reinterpret_cast<const char*>(zarray->data()), zarray->size()))["filters"] ==
+        CHECK(json::parse(
+                  std::string(reinterpret_cast<const char*>(zarray->data()), zarray->size()))["filters"] ==
               json::parse(R"([{"id": "shuffle", "elementsize": 4}])"));
 
         // A chain v2 cannot express is metadata error 14, not a wrong document.
@@ -433,9 +438,17 @@ TEST_SUITE("regressions")
         // zarr-python 2.13 decodes metadata documents as ASCII; the hierarchy test against it
         // failed on a unicode group attribute. Every document zarrxt writes is now ASCII, with
         // \u escapes that any JSON reader turns back into the same text.
-        const std::string text = "\xc3\xbc" "n" "\xc3\xaf" "c" "\xc3\xb8" "d" "\xc3\xa9" " \xe2\x9c\x93"; // UTF-8
+        const std::string text = "\xc3\xbc"
+                                 "n"
+                                 "\xc3\xaf"
+                                 "c"
+                                 "\xc3\xb8"
+                                 "d"
+                                 "\xc3\xa9"
+                                 " \xe2\x9c\x93"; // UTF-8
         zx::memory_store s;
-        auto g = zx::group<zx::memory_store>::create(s, "g", zx::group_options{.zarr_format = 2, .attributes = {{"u", text}}});
+        auto g = zx::group<zx::memory_store>::create(
+            s, "g", zx::group_options{.zarr_format = 2, .attributes = {{"u", text}}});
         auto a = zx::create<std::uint8_t, 1>(s, "a", zx::v3_options{.shape = {1}, .chunk_shape = {1}});
         a.set_attributes({{"u", text}});
         for (const char* key : {"g/.zattrs", "a/zarr.json"})
@@ -444,7 +457,8 @@ TEST_SUITE("regressions")
             const auto doc = zx::get(s, key);
             REQUIRE(doc.has_value());
             const std::string written(reinterpret_cast<const char*>(doc->data()), doc->size());
-            CHECK(std::all_of(written.begin(), written.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+            CHECK(std::all_of(written.begin(), written.end(),
+                              [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
             CHECK(written.find("\\u00fcn") != std::string::npos);
         }
         CHECK(zx::group<zx::memory_store>::open(s, "g").attributes()["u"] == text);

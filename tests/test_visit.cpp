@@ -24,19 +24,24 @@ TEST_SUITE("visit")
             bool same_type = false;
             bool data_ok = false;
         };
-        const seen got = zx::visit(any, [](auto& typed) {
-            using A = std::decay_t<decltype(typed)>;
-            seen r{std::string(zx::name(A::dtype)), A::rank, std::is_same_v<typename A::value_type, T>, false};
-            if constexpr (A::rank == 2 && std::is_same_v<typename A::value_type, T>)
-            {
-                const auto v = typed.read();
-                const auto want = zxtest::make_data<T, 2>({3, 4});
-                r.data_ok = v.shape() == want.shape() &&
-                            std::equal(v.begin(), v.end(), want.begin(),
-                                       [](const T& x, const T& y) { return zxtest::same_bits(x, y); });
-            }
-            return r;
-        });
+        const seen got =
+            zx::visit(any,
+                      [](auto& typed)
+                      {
+                          using A = std::decay_t<decltype(typed)>;
+                          seen r{std::string(zx::name(A::dtype)), A::rank,
+                                 std::is_same_v<typename A::value_type, T>, false};
+                          if constexpr (A::rank == 2 && std::is_same_v<typename A::value_type, T>)
+                          {
+                              const auto v = typed.read();
+                              const auto want = zxtest::make_data<T, 2>({3, 4});
+                              r.data_ok =
+                                  v.shape() == want.shape() &&
+                                  std::equal(v.begin(), v.end(), want.begin(),
+                                             [](const T& x, const T& y) { return zxtest::same_bits(x, y); });
+                          }
+                          return r;
+                      });
         CHECK(got.same_type);
         CHECK(got.rank == 2);
         CHECK(got.data_ok);

@@ -57,7 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!guarded(
             [&]
             {
-                written = zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill, zx::v2_layout_of(m));
+                written =
+                    zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill, zx::v2_layout_of(m));
                 again = zx::parse_v2_array(written);
             }))
     {

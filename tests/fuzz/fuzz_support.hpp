@@ -56,7 +56,8 @@ inline constexpr std::string_view planted_mark = "zarrxt planted crash";
 inline void planted_crash(const std::uint8_t* data, std::size_t size)
 {
     static const bool armed = std::getenv("ZARRXT_FUZZ_PLANTED_CRASH") != nullptr;
-    if (armed && size >= planted_mark.size() && std::memcmp(data, planted_mark.data(), planted_mark.size()) == 0)
+    if (armed && size >= planted_mark.size() &&
+        std::memcmp(data, planted_mark.data(), planted_mark.size()) == 0)
     {
         fail("planted crash (the harness test of tests/fuzz/meson.build)");
     }

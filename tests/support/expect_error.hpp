@@ -94,7 +94,7 @@ std::optional<E> expect_error(F&& f, std::string_view id, std::string_view key)
     [&]                                                                                                      \
     {                                                                                                        \
         INFO("expression: " #__VA_ARGS__);                                                                   \
-        return ::zxtest::expect_error<E>([&] { (void)(__VA_ARGS__); }, id, key);                          \
+        return ::zxtest::expect_error<E>([&] { (void)(__VA_ARGS__); }, id, key);                             \
     }()
 
 } // namespace zxtest

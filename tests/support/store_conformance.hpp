@@ -100,7 +100,8 @@ void store_conformance(Store& s)
         CHECK_THROWS_AS(s.erase(bad), zarrxt::store_error);
         CHECK_THROWS_AS(s.stat(bad), zarrxt::store_error);
     }
-    ZX_EXPECT_ERROR(zarrxt::store_error, "zarrxt.store.1", "../escape", s.set("../escape", zarrxt::as_bytes("x")));
+    ZX_EXPECT_ERROR(zarrxt::store_error, "zarrxt.store.1", "../escape",
+                    s.set("../escape", zarrxt::as_bytes("x")));
 
     // The key lock serialises; taking two different keys from one thread does not deadlock.
     {

@@ -35,14 +35,14 @@ namespace zxtest
 /// ZARRXT_REQUIRE_PEERS=1 (scripts/test sets it after installing the peers; CI has the corpus),
 /// where it is a failure. The summary script fails these lines under that variable too.
 #define ZX_SKIP_REQUIRED_(kind, msg)                                                                         \
-    do                                                                                                        \
-    {                                                                                                         \
-        if (::zxtest::peers_required())                                                                       \
-        {                                                                                                     \
-            FAIL("ZARRXT_REQUIRE_PEERS=1, but the " kind " is not usable: " << (msg));                        \
-        }                                                                                                     \
-        std::cout << "ZARRXT-SKIP: " kind ": " << (msg) << std::endl;                                         \
-        return;                                                                                               \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (::zxtest::peers_required())                                                                      \
+        {                                                                                                    \
+            FAIL("ZARRXT_REQUIRE_PEERS=1, but the " kind " is not usable: " << (msg));                       \
+        }                                                                                                    \
+        std::cout << "ZARRXT-SKIP: " kind ": " << (msg) << std::endl;                                        \
+        return;                                                                                              \
     } while (0)
 #define ZX_SKIP_PEER(msg) ZX_SKIP_REQUIRED_("peer", msg)
 #define ZX_SKIP_CORPUS(msg) ZX_SKIP_REQUIRED_("corpus", msg)
@@ -177,7 +177,8 @@ struct python_peer
 
 inline const python_peer& python_zarr()
 {
-    static const python_peer peer = [] {
+    static const python_peer peer = []
+    {
         python_peer p;
         const auto py = debian_python();
         if (py.empty())
@@ -189,7 +190,8 @@ inline const python_peer& python_zarr()
                                 "print(numcodecs.__version__); print(numcodecs.__file__)'");
         if (r.status != 0)
         {
-            p.missing = "/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr): " + r.output;
+            p.missing =
+                "/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr): " + r.output;
             return p;
         }
         std::istringstream lines(r.output);
@@ -198,8 +200,8 @@ inline const python_peer& python_zarr()
         std::getline(lines, zarr_file);
         std::getline(lines, numcodecs_version);
         std::getline(lines, numcodecs_file);
-        p.description = "zarr " + zarr_version + " (" + zarr_file + "), numcodecs " + numcodecs_version + " (" +
-                        numcodecs_file + ")";
+        p.description = "zarr " + zarr_version + " (" + zarr_file + "), numcodecs " + numcodecs_version +
+                        " (" + numcodecs_file + ")";
         const std::string debian = "/usr/lib/python3/dist-packages/";
         if (zarr_version.rfind("2.13.", 0) != 0 || zarr_file.rfind(debian, 0) != 0 ||
             numcodecs_version.rfind("0.11.", 0) != 0 || numcodecs_file.rfind(debian, 0) != 0)
@@ -215,17 +217,17 @@ inline const python_peer& python_zarr()
 /// In a test case: fail when another zarr answers for python3-zarr, skip (or fail, see
 /// ZX_SKIP_PEER) when there is none.
 #define ZX_REQUIRE_PYTHON_ZARR()                                                                             \
-    do                                                                                                        \
-    {                                                                                                         \
-        const auto& zx_peer_ = ::zxtest::python_zarr();                                                       \
-        if (!zx_peer_.wrong.empty())                                                                          \
-        {                                                                                                     \
-            FAIL(zx_peer_.wrong);                                                                             \
-        }                                                                                                     \
-        if (!zx_peer_.missing.empty())                                                                        \
-        {                                                                                                     \
-            ZX_SKIP_PEER(zx_peer_.missing);                                                                   \
-        }                                                                                                     \
+    do                                                                                                       \
+    {                                                                                                        \
+        const auto& zx_peer_ = ::zxtest::python_zarr();                                                      \
+        if (!zx_peer_.wrong.empty())                                                                         \
+        {                                                                                                    \
+            FAIL(zx_peer_.wrong);                                                                            \
+        }                                                                                                    \
+        if (!zx_peer_.missing.empty())                                                                       \
+        {                                                                                                    \
+            ZX_SKIP_PEER(zx_peer_.missing);                                                                  \
+        }                                                                                                    \
     } while (0)
 
 } // namespace zxtest

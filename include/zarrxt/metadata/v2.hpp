@@ -202,11 +202,13 @@ inline json raise_to_v2_filter(const codec_spec& s)
     const std::string id = s.name.rfind(prefix, 0) == 0 ? s.name.substr(prefix.size()) : std::string();
     if (id != "delta" && id != "bitround" && id != "fixedscaleoffset" && id != "shuffle")
     {
-        throw metadata_error(metadata_errc::unknown_codec, "codec \"" + s.name + "\" has no Zarr v2 filter equivalent");
+        throw metadata_error(metadata_errc::unknown_codec,
+                             "codec \"" + s.name + "\" has no Zarr v2 filter equivalent");
     }
     if (!s.configuration.is_null() && !s.configuration.is_object())
     {
-        throw metadata_error(metadata_errc::invalid_codec_config, s.name + ": configuration must be an object");
+        throw metadata_error(metadata_errc::invalid_codec_config,
+                             s.name + ": configuration must be an object");
     }
     json f = {{"id", id}};
     if (s.configuration.is_object())
@@ -407,7 +409,8 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     // The lowered chain is [transpose] array-filters* bytes byte-filters* [compressor]; walk it in
     // that order and refuse anything else.
     auto refuse = [&](const std::string& why) -> v2_layout {
-        throw metadata_error(metadata_errc::unsupported_feature, "the codec chain has no Zarr v2 form: " + why);
+        throw metadata_error(metadata_errc::unsupported_feature,
+                             "the codec chain has no Zarr v2 form: " + why);
     };
     v2_layout layout;
     layout.dimension_separator = m.key_encoding.separator;
@@ -420,7 +423,8 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     const std::size_t rank = m.shape.size();
     if (i < c.size() && c[i].name == "transpose")
     {
-        const json& order = c[i].configuration.is_object() ? c[i].configuration.value("order", json()) : json();
+        const json& order =
+            c[i].configuration.is_object() ? c[i].configuration.value("order", json()) : json();
         bool reversed = order.is_array() && order.size() == rank && rank > 1;
         for (std::size_t d = 0; reversed && d < rank; ++d)
         {
@@ -433,17 +437,19 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
         layout.order = 'F';
         ++i;
     }
-    for (; i < c.size() && c[i].name.rfind("numcodecs.", 0) == 0 && c[i].name != "numcodecs.shuffle"
-           && c[i].name != "numcodecs.lz4";
+    for (; i < c.size() && c[i].name.rfind("numcodecs.", 0) == 0 && c[i].name != "numcodecs.shuffle" &&
+           c[i].name != "numcodecs.lz4";
          ++i)
     {
         layout.filters.push_back(c[i]);
     }
     if (i == c.size() || c[i].name != "bytes")
     {
-        return refuse(i == c.size() ? std::string("no bytes codec") : "\"" + c[i].name + "\" where v2 needs the bytes codec");
+        return refuse(i == c.size() ? std::string("no bytes codec")
+                                    : "\"" + c[i].name + "\" where v2 needs the bytes codec");
     }
-    layout.big_endian = c[i].configuration.is_object() && c[i].configuration.value("endian", "little") == "big";
+    layout.big_endian =
+        c[i].configuration.is_object() && c[i].configuration.value("endian", "little") == "big";
     ++i;
     for (; i < c.size() && c[i].name == "numcodecs.shuffle"; ++i)
     {
