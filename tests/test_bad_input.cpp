@@ -144,8 +144,10 @@ TEST_SUITE("hostile/metadata")
             {"\"zarr.json\"", "zarrxt.metadata.3"},
             {"true", "zarrxt.metadata.3"},
         };
-        for (const auto& [text, id] : texts)
+        for (const auto& entry : texts)
         {
+            const std::string& text = entry.first;
+            const char* id = entry.second;
             INFO("document: " << text);
             zx::memory_store s;
             put_bytes(s, "a/zarr.json", text);
@@ -579,12 +581,14 @@ TEST_SUITE("hostile/metadata")
 
     TEST_CASE("v2 .zattrs that is not an object or not JSON")
     {
-        for (const auto& [text, id] :
+        for (const auto& entry :
              std::vector<std::pair<std::string, const char*>>{{"[1]", "zarrxt.metadata.3"},
                                                               {"\"x\"", "zarrxt.metadata.3"},
                                                               {"{", "zarrxt.metadata.1"},
                                                               {"", "zarrxt.metadata.1"}})
         {
+            const std::string& text = entry.first;
+            const char* id = entry.second;
             INFO(".zattrs: " << text);
             zx::memory_store s;
             put_doc(s, "a/.zarray", zxhostile::v2_array_doc());
@@ -1212,8 +1216,10 @@ TEST_SUITE("hostile/shards")
             {cfg + "/codecs", {"inner codecs misordered", "", R"(["gzip", "bytes"])", "zarrxt.metadata.13"}},
             {cfg + "/codecs", {"an inner codec entry of the wrong type", "", "[7]", "zarrxt.metadata.12"}},
         };
-        for (auto [at, c] : cases)
+        for (auto entry : cases)
         {
+            const auto& at = entry.first;
+            auto& c = entry.second;
             c.at = at.c_str();
             INFO("case: " << std::string(c.what));
             zx::memory_store s;

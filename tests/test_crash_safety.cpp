@@ -3,7 +3,8 @@
 // hold either its content before the interrupted operation or after it (never a mixture), the
 // metadata must parse, the attributes must be exactly the old or the new ones, and no temporary
 // file may ever be visible as a key. Each run must also show that kills landed mid-write (a new
-// temporary file left behind by the killed writer), or it proved nothing.
+// temporary file left behind by the killed writer, or a region written for some of its chunks
+// only), or it proved nothing.
 //
 // The writer runs a deterministic sequence of operations (random regions filled with the operation's
 // number, and attribute rewrites) and publishes how many it completed in shared memory; the parent
@@ -148,6 +149,8 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
     int total_ops = 0;
     int attribute_checks = 0;
     int kills_mid_write = 0;
+    int kills_leaving_temps = 0;
+    int kills_partial = 0;
     int temps = temporary_files(dir.path());
     for (int k = 0; k < kills; ++k)
     {
@@ -201,6 +204,7 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         REQUIRE_MESSAGE(checked.problems.empty(), (checked.problems.empty() ? std::string() : checked.problems.front().message));
         const int torn = torn_chunks(checked.data, state, after, unit);
         REQUIRE(torn == 0);
+        const bool partial = !(checked.data == state) && !(checked.data == after);
         // The attributes are the old ones or the new ones, whole.
         const zx::json& got = a.attributes();
         const bool old_or_new = got == attributes || got == attributes_after;
@@ -215,14 +219,19 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         {
             REQUIRE(key.find(".zarrxt-tmp-") == std::string::npos);
         }
-        // A temporary file that was not there before this kill: the writer died mid-write.
+        // The writer died mid-write when this kill left a temporary file behind (between creating
+        // and renaming it), or when the interrupted operation was published for some chunks and
+        // not others (every chunk old or new, the region neither).
         const int now = temporary_files(dir.path());
-        kills_mid_write += now > temps ? 1 : 0;
+        kills_mid_write += now > temps || partial ? 1 : 0;
+        kills_leaving_temps += now > temps ? 1 : 0;
+        kills_partial += partial ? 1 : 0;
         temps = now;
     }
     MESSAGE(std::string(label) << ": " << kills << " kills, " << total_ops << " operations completed, "
-                               << kills_mid_write
-                               << " kills landed mid-write (a new temporary file left behind), "
+                               << kills_mid_write << " kills landed mid-write (" << kills_leaving_temps
+                               << " left a temporary file behind, " << kills_partial
+                               << " left the operation published for some chunks only), "
                                << attribute_checks << " attribute checks");
     CHECK(total_ops > kills); // the writer made progress between kills: the kills hit real work
     CHECK(kills_mid_write > 0); // and some of them hit a write in progress

@@ -112,7 +112,7 @@ const python_streams& reference_streams()
         p->result =
             zxtest::run(zxtest::debian_python() + " " +
                         zxtest::quote(zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/python_deflate.py") +
-                        " write " + zxtest::quote(p->dir.text_of()));
+                        " write " + zxtest::quote(p->dir.str()));
         return p;
     }();
     return *s;
@@ -245,8 +245,10 @@ TEST_SUITE("deflate")
             }
             sources["sized" + std::to_string(n)] = s;
         }
-        for (const auto& [name, payload] : sources)
+        for (const auto& source : sources)
         {
+            const std::string& name = source.first;
+            const std::string& payload = source.second;
             for (const char* container : {"gzip", "zlib"})
             {
                 for (int level : {0, 1, 5, 9})
@@ -268,7 +270,7 @@ TEST_SUITE("deflate")
         const auto r =
             zxtest::run(zxtest::debian_python() + " " +
                         zxtest::quote(zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/python_deflate.py") +
-                        " check " + zxtest::quote(dir.text_of()));
+                        " check " + zxtest::quote(dir.str()));
         CHECK_MESSAGE(r.status == 0, r.output);
         CHECK(r.output.find("decoded " + std::to_string(written) + " streams written by zarrxt: 0 failed") !=
               std::string::npos);

@@ -58,9 +58,11 @@ TEST_SUITE("regressions")
         // (2^64), so the first value out of range passes and is converted with undefined behaviour:
         // GCC on x86-64 stores INT64_MIN and 0, clang INT64_MIN and 2^63 (clang's
         // -fsanitize=float-cast-overflow reports it; GCC's -fsanitize=undefined does not include it).
-        for (const auto& [dtype, fill] : std::vector<std::pair<const char*, double>>{
+        for (const auto& entry : std::vector<std::pair<const char*, double>>{
                  {"int64", 9223372036854775808.0}, {"uint64", 18446744073709551616.0}})
         {
+            const char* dtype = entry.first;
+            const double fill = entry.second;
             INFO(std::string(dtype));
             CHECK_THROWS_WITH_AS(zx::parse_fill_value(json(fill), *zx::dtype_from_v3_name(dtype), 3),
                                  doctest::Contains("[zarrxt.metadata.6]"), zx::metadata_error);
