@@ -124,14 +124,15 @@ for t in json.load(open(os.path.join(info, "intro-tests.json"))):
         continue
     for dep in t.get("depends", []):
         out.update(os.path.relpath(f, d) for f in targets.get(dep, []))
-print("\n".join(sorted(out)))
+for f in sorted(out):
+    print(f)
 PY
 }
 
 # zx_build_suites DIR [--suite S | --no-suite S]...: build what those tests need, nothing more.
 zx_build_suites() {
   local dir="$1" targets
-  mapfile -t targets < <(zx_suite_targets "$@")
+  mapfile -t targets < <(zx_suite_targets "$@" | sed '/^$/d')
   [ "${#targets[@]}" -eq 0 ] && return 0
   ninja -C "$dir" ${ZX_JOBS:+-j "$ZX_JOBS"} "${targets[@]}" >&2
 }

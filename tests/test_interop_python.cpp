@@ -245,7 +245,10 @@ TEST_SUITE("interop")
         for (std::size_t i = 0; i < std::size(fills); ++i)
         {
             INFO("fill_value ", std::string(fills[i]));
-            const std::string name = "f" + std::to_string(i);
+            // Appended, not "f" + to_string(i): GCC 12 reports a false -Wrestrict for that
+            // operator+ once the unity build inlines it (GCC bug 105329).
+            std::string name = "f";
+            name += std::to_string(i);
             zxtest::write_file(
                 dir.path() / name / ".zarray",
                 std::string(R"({"chunks": [4], "compressor": null, "dtype": "<f2", "fill_value": )") +
