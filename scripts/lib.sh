@@ -10,8 +10,9 @@ zx_log() { printf '[zarrxt] %s\n' "$*" >&2; }
 # Debian packages needed to build the library, the tool, the examples and the tests.
 ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-json3-dev zlib1g-dev
   libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev python3)
-# Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3).
-ZX_PEER_PKGS=(python3-zarr python3-numcodecs)
+# Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3); the wild
+# writers GDAL 3.6 (its tools and python3-gdal) and NCZarr (netCDF-C 4.9.0's ncgen, nccopy, ncdump).
+ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin)
 
 zx_missing_pkgs() {
   local p missing=()

@@ -4,6 +4,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include <bit>
 #include <thread>
 
 namespace zx = zarrxt;
@@ -292,6 +293,139 @@ TEST_SUITE("array")
         CHECK(reopened.attributes()["nested"]["a"][2] == 3);
         CHECK(reopened.metadata().document["chunk_grid"]["name"] == "regular"); // the rest is kept
         CHECK_THROWS_AS(b.set_attributes(zx::json::array()), zx::array_error);
+    }
+
+    TEST_CASE("dimension names: one accessor, each format's form on disk, kept by set_attributes")
+    {
+        zx::memory_store s;
+        const zx::dimension_name_list yx{"y", "x"};
+        auto a2 = zx::create<float, 2>(
+            s, "v2",
+            zx::v2_options{
+                .shape = {4, 6}, .chunks = {2, 3}, .dimension_names = yx, .attributes = {{"units", "K"}}});
+        CHECK(a2.dimension_names() == yx);
+        CHECK(a2.attributes() == zx::json{{"units", "K"}});
+        // v2: the xarray/NCZarr attribute in .zattrs, nothing in .zarray.
+        CHECK(zx::json::parse(zxtest::as_string_of(zx::get(s, "v2/.zattrs"))) ==
+              zx::json::parse(R"({"_ARRAY_DIMENSIONS": ["y", "x"], "units": "K"})"));
+        CHECK_FALSE(
+            zx::json::parse(zxtest::as_string_of(zx::get(s, "v2/.zarray"))).contains("dimension_names"));
+        auto r2 = zx::open<float, 2>(s, "v2");
+        CHECK(r2.dimension_names() == yx);
+        CHECK(r2.attributes() == zx::json{{"units", "K"}});
+        CHECK(zx::open_any(s, "v2").dimension_names() == yx);
+        // Replacing the attributes keeps the names; an _ARRAY_DIMENSIONS among them replaces them.
+        r2.set_attributes({{"units", "C"}});
+        CHECK(zx::open<float, 2>(s, "v2").dimension_names() == yx);
+        CHECK(zx::open<float, 2>(s, "v2").attributes() == zx::json{{"units", "C"}});
+        r2.set_attributes({{"_ARRAY_DIMENSIONS", {"lat", "lon"}}});
+        CHECK(zx::open<float, 2>(s, "v2").dimension_names() == zx::dimension_name_list{"lat", "lon"});
+        CHECK(zx::open<float, 2>(s, "v2").attributes() == zx::json::object());
+
+        // v3: the member, with an unnamed axis.
+        const zx::dimension_name_list named_and_not{"t", std::nullopt};
+        zx::create<std::int8_t, 2>(
+            s, "v3",
+            zx::v3_options{.shape = {4, 6}, .chunk_shape = {2, 3}, .dimension_names = named_and_not});
+        CHECK(zx::json::parse(zxtest::as_string_of(zx::get(s, "v3/zarr.json")))["dimension_names"] ==
+              zx::json::parse(R"(["t", null])"));
+        CHECK(zx::open_any(s, "v3").dimension_names() == named_and_not);
+        CHECK(zx::open<std::int8_t, 2>(s, "v3").attributes() == zx::json::object());
+
+        // An _ARRAY_DIMENSIONS attribute given at create means what it means on read.
+        auto via_attr = zx::create<float, 1>(
+            s, "attr",
+            zx::v2_options{.shape = {3}, .chunks = {3}, .attributes = {{"_ARRAY_DIMENSIONS", {"n"}}}});
+        CHECK(via_attr.dimension_names() == zx::dimension_name_list{"n"});
+        CHECK(via_attr.attributes() == zx::json::object());
+
+        // No names at all: none reported, no attribute written.
+        zx::create<float, 1>(s, "none", zx::v2_options{.shape = {3}, .chunks = {3}});
+        CHECK_FALSE(zx::open_any(s, "none").dimension_names().has_value());
+        CHECK_FALSE(s.stat("none/.zattrs").has_value());
+    }
+
+    TEST_CASE("dimension names: options that cannot describe the array are refused")
+    {
+        zx::memory_store s;
+        CHECK_THROWS_WITH_AS(
+            (zx::create<float, 2>(s, "a",
+                                  zx::v2_options{.shape = {4, 6},
+                                                 .chunks = {2, 3},
+                                                 .dimension_names = zx::dimension_name_list{"y"}})),
+            "[zarrxt.array.8] dimension_names has 1 entries for rank 2", zx::array_error);
+        CHECK_THROWS_WITH_AS(
+            (zx::create<float, 2>(s, "b",
+                                  zx::v3_options{.shape = {4, 6},
+                                                 .chunk_shape = {2, 3},
+                                                 .dimension_names = zx::dimension_name_list{"y", "x", "z"}})),
+            "[zarrxt.array.8] dimension_names has 3 entries for rank 2", zx::array_error);
+        CHECK_THROWS_WITH_AS(
+            (zx::create<float, 1>(s, "c",
+                                  zx::v2_options{.shape = {4},
+                                                 .chunks = {2},
+                                                 .dimension_names = zx::dimension_name_list{"n"},
+                                                 .attributes = {{"_ARRAY_DIMENSIONS", {"m"}}}})),
+            "[zarrxt.array.8] dimension names given twice: as dimension_names and as the "
+            "\"_ARRAY_DIMENSIONS\" attribute",
+            zx::array_error);
+        CHECK_FALSE(s.stat("a/.zarray").has_value());
+        CHECK_FALSE(s.stat("b/zarr.json").has_value());
+        CHECK_FALSE(s.stat("c/.zarray").has_value());
+    }
+
+    TEST_CASE(
+        "dimension names: a malformed v2 _ARRAY_DIMENSIONS is an ordinary attribute, as zarr-python reads it")
+    {
+        zx::memory_store s;
+        zx::create<float, 2>(s, "a", zx::v2_options{.shape = {4, 6}, .chunks = {2, 3}});
+        for (const char* bad : {R"(["y"])", R"([1, 2])", R"("y x")"})
+        {
+            CAPTURE(bad);
+            const zx::json attrs = {{"_ARRAY_DIMENSIONS", zx::json::parse(bad)}, {"units", "K"}};
+            s.set("a/.zattrs", zx::as_bytes(attrs.dump()));
+            auto a = zx::open<float, 2>(s, "a"); // the data stays readable
+            CHECK_FALSE(a.dimension_names().has_value());
+            CHECK(a.attributes() == attrs);
+            a.set_attributes(a.attributes()); // written back untouched
+            CHECK(zx::json::parse(zxtest::as_string_of(zx::get(s, "a/.zattrs"))) == attrs);
+        }
+    }
+
+    TEST_CASE(
+        "v2 fill_value null with a netCDF _FillValue attribute (NCZarr's nccopy) reads missing chunks as it")
+    {
+        zx::memory_store s;
+        auto a = zx::create<std::int16_t, 1>(
+            s, "a",
+            zx::v2_options{
+                .shape = {6}, .chunks = {3}, .null_fill_value = true, .attributes = {{"_FillValue", -3}}});
+        CHECK(a.fill_value() == -3);
+        a.write({{0}, {3}}, xt::xtensor<std::int16_t, 1>{1, 2, 3});
+        CHECK(zx::open<std::int16_t, 1>(s, "a").read() == xt::xtensor<std::int16_t, 1>{1, 2, 3, -3, -3, -3});
+        CHECK(zx::json::parse(zxtest::as_string_of(zx::get(s, "a/.zarray")))["fill_value"]
+                  .is_null()); // still null
+        // A chunk of the _FillValue is not stored (netCDF reads it back as that value); zeros are data.
+        a.write({{0}, {6}}, xt::xtensor<std::int16_t, 1>{-3, -3, -3, 0, 0, 0});
+        CHECK_FALSE(s.stat("a/0").has_value());
+        CHECK(s.stat("a/1").has_value());
+        // NaN as NCZarr writes it (a bare token), and an attribute that is no value of the type.
+        s.set("b/.zarray",
+              zx::as_bytes(
+                  R"({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f4", "fill_value": null,
+                                            "order": "C", "compressor": null, "filters": null})"));
+        s.set("b/.zattrs", zx::as_bytes(R"({"_FillValue": NaN})"));
+        CHECK(std::bit_cast<std::uint32_t>(zx::open<float, 1>(s, "b").read()(1)) == 0x7fc00000u);
+        s.set("b/.zattrs", zx::as_bytes(R"({"_FillValue": "missing"})"));
+        CHECK(zx::open<float, 1>(s, "b").read()(1) == 0.0f);
+        CHECK(zx::open<float, 1>(s, "b").attributes() == zx::json{{"_FillValue", "missing"}});
+        // A fill_value that is not null wins over the attribute.
+        s.set(
+            "b/.zarray",
+            zx::as_bytes(R"({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "<f4", "fill_value": 2.5,
+                                            "order": "C", "compressor": null, "filters": null})"));
+        s.set("b/.zattrs", zx::as_bytes(R"({"_FillValue": 7})"));
+        CHECK(zx::open<float, 1>(s, "b").read()(0) == 2.5f);
     }
 
     TEST_CASE("open checks dtype and rank and names both")

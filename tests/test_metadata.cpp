@@ -500,6 +500,22 @@ TEST_SUITE("metadata")
         CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zlib", {{"level", 3}}));
         d["compressor"] = {{"id", "zstd"}, {"level", 1}};
         CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zstd", {{"level", 1}, {"checksum", false}}));
+        // GDAL 3.6 writes its BLOSC_SHUFFLE option verbatim as a string.
+        for (const auto& [gdal, name] : {std::pair<const char*, const char*>{"NONE", "noshuffle"},
+                                         {"BIT", "bitshuffle"},
+                                         {"2", "bitshuffle"},
+                                         {"0", "noshuffle"},
+                                         {"BYTE", "shuffle"}})
+        {
+            CAPTURE(gdal);
+            d["compressor"] = {
+                {"id", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", gdal}, {"blocksize", 0}};
+            CHECK(zx::parse_v2_array(d).codecs[1].configuration["shuffle"] == name);
+        }
+        d["compressor"]["shuffle"] = "bit";
+        CHECK_THROWS_WITH_AS(zx::parse_v2_array(d),
+                             doctest::Contains("[zarrxt.metadata.4] \"compressor.shuffle\""),
+                             zx::metadata_error);
     }
 
     TEST_CASE("v2: unsupported and invalid documents")
@@ -538,6 +554,61 @@ TEST_SUITE("metadata")
         d["chunks"] = {4};
         CHECK_THROWS_WITH_AS(zx::parse_v2_array(d), "[zarrxt.metadata.4] chunk shape has rank 1 but shape has rank 2",
                              zx::metadata_error);
+    }
+
+    TEST_CASE("dimension names: v3 member and v2 _ARRAY_DIMENSIONS attribute, one list in the model")
+    {
+        // v3: the member, with nulls; wrong forms are typed errors naming it.
+        const auto m3 = zx::parse_v3_array(v3_doc());
+        CHECK(m3.dimension_names == zx::dimension_name_list{"y", std::nullopt});
+        CHECK(zx::make_v3_array_document(m3)["dimension_names"] == json::parse(R"(["y", null])"));
+        json d3 = v3_doc();
+        d3["dimension_names"] = json::parse(R"(["y"])");
+        CHECK_THROWS_WITH_AS(zx::parse_v3_array(d3),
+                             "[zarrxt.metadata.4] \"dimension_names\" has 1 entries for rank 2",
+                             zx::metadata_error);
+        d3["dimension_names"] = json::parse(R"(["y", 7])");
+        CHECK_THROWS_WITH_AS(zx::parse_v3_array(d3),
+                             "[zarrxt.metadata.3] \"dimension_names\" entries must be strings or null, got 7",
+                             zx::metadata_error);
+        d3["dimension_names"] = "yx";
+        CHECK_THROWS_WITH_AS(
+            zx::parse_v3_array(d3),
+            "[zarrxt.metadata.3] \"dimension_names\" must be a list of strings or nulls, got string",
+            zx::metadata_error);
+
+        // v2: a well-formed attribute moves into dimension_names and leaves the attributes.
+        auto m2 = zx::parse_v2_array(v2_doc());
+        m2.attributes = json::parse(R"({"units": "K", "_ARRAY_DIMENSIONS": ["time", null]})");
+        zx::lift_v2_dimension_names(m2);
+        CHECK(m2.dimension_names == zx::dimension_name_list{"time", std::nullopt});
+        CHECK(m2.attributes == json{{"units", "K"}});
+        // Written back first in .zattrs, the other attributes after it in their order.
+        CHECK(zx::v2_attributes_document(m2).dump() == R"({"_ARRAY_DIMENSIONS":["time",null],"units":"K"})");
+
+        // Malformed: kept as an ordinary attribute, no names.
+        for (const char* bad :
+             {R"(["time"])", R"(["a", "b", "c"])", R"("time")", R"(["a", 2])", R"({"a": 1})", "null"})
+        {
+            CAPTURE(bad);
+            auto m = zx::parse_v2_array(v2_doc());
+            m.attributes = json{{"_ARRAY_DIMENSIONS", json::parse(bad)}};
+            const json before = m.attributes;
+            zx::lift_v2_dimension_names(m);
+            CHECK_FALSE(m.dimension_names.has_value());
+            CHECK(m.attributes == before);
+            CHECK(zx::v2_attributes_document(m) == before);
+        }
+
+        // Rank 0: the empty list names every (no) axis.
+        json d0 = v2_doc();
+        d0["shape"] = json::array();
+        d0["chunks"] = json::array();
+        auto m0 = zx::parse_v2_array(d0);
+        m0.attributes = json{{"_ARRAY_DIMENSIONS", json::array()}};
+        zx::lift_v2_dimension_names(m0);
+        CHECK(m0.dimension_names == zx::dimension_name_list{});
+        CHECK(m0.attributes.empty());
     }
 
     TEST_CASE("v2: new documents match what zarr-python writes")
@@ -582,6 +653,38 @@ TEST_SUITE("metadata")
         CHECK(zx::chunk_key_encoding{zx::chunk_key_encoding::kind::v2, '/'}.key(c3) == "0/12/7");
         CHECK(zx::chunk_key_encoding{zx::chunk_key_encoding::kind::default_, '/'}.key({}) == "c");
         CHECK(zx::chunk_key_encoding{zx::chunk_key_encoding::kind::v2, '.'}.key({}) == "0");
+    }
+
+    TEST_CASE("documents: Python's bare NaN, Infinity and -Infinity read as Zarr's strings for them")
+    {
+        const auto lv = zx::limit_values::from(zx::default_limits{});
+        // As NCZarr (netCDF 4.9.0) writes them: fill values and attributes.
+        const json doc = zx::parse_document(
+            zx::as_bytes(
+                R"({"fill_value": NaN, "a": [Infinity, -Infinity, 1], "s": "NaN Infinity \" NaN", "NaN": -Infinity})"),
+            lv, "k");
+        CHECK(doc["fill_value"] == "NaN");
+        CHECK(doc["a"] == json::parse(R"(["Infinity", "-Infinity", 1])"));
+        CHECK(doc["s"] == "NaN Infinity \" NaN"); // inside strings nothing changes
+        CHECK(doc["NaN"] == "-Infinity");
+        auto d = v2_doc();
+        d["dtype"] = "<f4";
+        std::string text = d.dump();
+        const std::string minus_one = "\"fill_value\":-1";
+        text.replace(text.find(minus_one), minus_one.size(), "\"fill_value\":NaN");
+        const auto m = zx::parse_v2_array(zx::parse_document(zx::as_bytes(text), lv, "k"));
+        CHECK(std::bit_cast<std::uint32_t>(m.fill.as<float>()) == 0x7fc00000u);
+        // Only whole tokens, and only where the strict parse failed for no other reason.
+        for (const char* bad : {"[NaNa]", "[xNaN]", "[-NaN]", "[Infinity,]", "[nan]", "{NaN: 1}"})
+        {
+            CAPTURE(bad);
+            CHECK_THROWS_WITH_AS(zx::parse_document(zx::as_bytes(bad), lv, "k"),
+                                 doctest::Contains("[zarrxt.metadata.1] malformed JSON: "),
+                                 zx::metadata_error);
+        }
+        auto deep = lv;
+        deep.max_json_depth = 2;
+        CHECK_THROWS_AS(zx::parse_document(zx::as_bytes("[[[NaN]]]"), deep, "k"), zx::limit_exceeded);
     }
 
     TEST_CASE("documents: size and depth limits, JSON errors with positions")

@@ -129,6 +129,67 @@ TEST_SUITE("tool")
         CHECK(zxtest::run(quote(tool()) + " convert " + quote(src) + " " + quote((dir.path() / "a").string()) + " --overwrite").status == 0);
     }
 
+    TEST_CASE("convert keeps dimension names: v2 _ARRAY_DIMENSIONS <-> v3 dimension_names; info shows them")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        const auto data = zxtest::make_data<std::int16_t, 2>({5, 4});
+        zx::create<std::int16_t, 2>(s, "src",
+                                    zx::v2_options{.shape = {5, 4},
+                                                   .chunks = {2, 2},
+                                                   .dimension_names = zx::dimension_name_list{"lat", "lon"},
+                                                   .attributes = {{"units", "K"}}})
+            .write({{0, 0}, {5, 4}}, data);
+        auto convert = [&](const char* from, const char* to, const char* format)
+        {
+            auto r = zxtest::run(quote(tool()) + " convert " + quote((dir.path() / from).string()) + " " +
+                                 quote((dir.path() / to).string()) + " --zarr-format " + format);
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+        };
+        convert("src", "v3", "3");
+        const auto v3 = zx::json::parse(zxtest::read_file(dir.path() / "v3" / "zarr.json"));
+        CHECK(v3["dimension_names"] == zx::json::parse(R"(["lat", "lon"])"));
+        CHECK(v3["attributes"] == zx::json{{"units", "K"}}); // moved, not copied
+        convert("v3", "back", "2");
+        CHECK(zx::json::parse(zxtest::read_file(dir.path() / "back" / ".zattrs")) ==
+              zx::json::parse(R"({"_ARRAY_DIMENSIONS": ["lat", "lon"], "units": "K"})"));
+        CHECK(zx::open<std::int16_t, 2>(zx::filesystem_store(dir.path()), "back").read() == data);
+
+        // An unnamed axis survives v3 -> v2 -> v3 as null.
+        zx::create<std::int16_t, 1>(s, "partly",
+                                    zx::v3_options{.shape = {3},
+                                                   .chunk_shape = {3},
+                                                   .dimension_names = zx::dimension_name_list{std::nullopt}});
+        convert("partly", "partly2", "2");
+        CHECK(zx::json::parse(zxtest::read_file(dir.path() / "partly2" / ".zattrs")) ==
+              zx::json::parse(R"({"_ARRAY_DIMENSIONS": [null]})"));
+        convert("partly2", "partly3", "3");
+        CHECK(zx::json::parse(zxtest::read_file(dir.path() / "partly3" / "zarr.json"))["dimension_names"] ==
+              zx::json::parse("[null]"));
+
+        for (const char* p : {"src", "v3", "back"})
+        {
+            CAPTURE(p);
+            auto info = zxtest::run(quote(tool()) + " info " + quote((dir.path() / p).string()));
+            CHECK(info.output.find("dimension_names: [\"lat\", \"lon\"]\n") != std::string::npos);
+            CHECK(info.output.find("attributes: {\"units\":\"K\"}\n") != std::string::npos);
+        }
+        // A malformed attribute is reported as such and stays an attribute through a conversion.
+        zxtest::write_file(dir.path() / "src" / ".zattrs", R"({"_ARRAY_DIMENSIONS": ["lat"]})");
+        auto info = zxtest::run(quote(tool()) + " info " + quote((dir.path() / "src").string()));
+        CHECK(info.output.find(
+                  "dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of 2 strings") !=
+              std::string::npos);
+        convert("src", "kept", "3");
+        const auto kept = zx::json::parse(zxtest::read_file(dir.path() / "kept" / "zarr.json"));
+        CHECK_FALSE(kept.contains("dimension_names"));
+        CHECK(kept["attributes"] == zx::json::parse(R"({"_ARRAY_DIMENSIONS": ["lat"]})"));
+    }
+
     TEST_CASE("errors go to stderr with an id and a non-zero status")
     {
         if (tool().empty())

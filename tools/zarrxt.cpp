@@ -225,7 +225,14 @@ int cmd_info(const std::string& path)
         codecs.push_back(c.to_json());
     }
     std::cout << "codecs: " << codecs.dump() << "\n";
-    std::cout << "fill_value: " << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format).dump() << "\n";
+    std::cout << "fill_value: " << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format).dump();
+    if (m.fill.is_null && m.attributes.contains("_FillValue") &&
+        zx::fill_value_to_json(m.fill, m.dtype, 3) != zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3))
+    {
+        std::cout << " (missing chunks read as " << zx::fill_value_to_json(m.fill, m.dtype, 3).dump()
+                  << ", the _FillValue attribute)";
+    }
+    std::cout << "\n";
     const auto& enc = m.key_encoding;
     std::cout << "chunk_key_encoding: "
               << (m.zarr_format == 2 ? "v2 (zarr v2)" : enc.encoding == zx::chunk_key_encoding::kind::default_ ? "default" : "v2")
@@ -239,6 +246,11 @@ int cmd_info(const std::string& path)
             std::cout << (i ? ", " : "") << (n ? "\"" + *n + "\"" : std::string("null"));
         }
         std::cout << "]\n";
+    }
+    else if (m.zarr_format == 2 && m.attributes.contains(zx::v2_dimension_names_attribute))
+    {
+        std::cout << "dimension_names: none (the _ARRAY_DIMENSIONS attribute is not a list of " << m.rank()
+                  << " strings or nulls; kept as an attribute)\n";
     }
     std::uint64_t stored = 0;
     std::uint64_t objects = 0;
@@ -496,7 +508,9 @@ int cmd_convert(const std::vector<std::string>& args)
             }
         }
     }
-    const zx::json fill = zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format);
+    // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
+    // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
+    const zx::json fill = zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
     fs::create_directories(dst_path);
     store_t dst_store(dst_path);
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
@@ -532,6 +546,7 @@ int cmd_convert(const std::vector<std::string>& args)
         o.compressor = compressors.empty() ? std::nullopt : std::optional<zx::codec_spec>(compressors[0]);
         o.fill_value = fill.is_null() ? zx::scalar() : zx::scalar::from_json(fill);
         o.null_fill_value = fill.is_null();
+        o.dimension_names = m.dimension_names; // written as the _ARRAY_DIMENSIONS attribute
         o.attributes = m.attributes;
         o.overwrite = overwrite;
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});

@@ -69,8 +69,16 @@ public:
     T fill_value() const noexcept { return m_core->m_meta.fill.template as<T>(); }
     Store& store() const noexcept { return m_core->m_store; }
 
+    /// The dimension names: v3 `dimension_names`, or v2's `_ARRAY_DIMENSIONS` attribute (which
+    /// then is not among attributes()); empty when the array names none.
+    const std::optional<dimension_name_list>& dimension_names() const noexcept
+    {
+        return m_core->m_meta.dimension_names;
+    }
+
     const json& attributes() const noexcept { return m_core->m_meta.attributes; }
-    /// Replace the attributes and write them (zarr.json for v3, .zattrs for v2).
+    /// Replace the attributes and write them (zarr.json for v3, .zattrs for v2). In v2 a
+    /// well-formed `_ARRAY_DIMENSIONS` member among them replaces the dimension names.
     void set_attributes(json attributes);
 
     /// Read a region into a new C-ordered tensor.
@@ -234,6 +242,10 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::set_attributes(js
         throw array_error(array_errc::invalid_argument, "attributes must be a JSON object");
     }
     m_core->m_meta.attributes = std::move(attributes);
+    if (m_core->m_meta.zarr_format == 2)
+    {
+        lift_v2_dimension_names(m_core->m_meta);
+    }
     m_core->save_metadata();
 }
 

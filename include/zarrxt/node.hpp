@@ -153,6 +153,8 @@ std::optional<node_info> read_node(const S& s, const std::string& path, const li
         n.kind = node_kind::array;
         n.array = detail::with_key_context(zarray_key, [&] { return parse_v2_array(*doc); });
         n.array.attributes = read_attrs();
+        lift_v2_dimension_names(n.array);
+        adopt_v2_fill_value_attribute(n.array);
         return n;
     }
     const std::string zgroup_key = join_key(path, ".zgroup");
@@ -218,9 +220,9 @@ void write_array_metadata(S& s, const std::string& path, const array_metadata& m
     }
     write_document(s, join_key(path, ".zarray"), m.document);
     const std::string attrs_key = join_key(path, ".zattrs");
-    if (!m.attributes.empty())
+    if (json attrs = v2_attributes_document(m); !attrs.empty())
     {
-        write_document(s, attrs_key, m.attributes);
+        write_document(s, attrs_key, attrs);
     }
     else
     {

@@ -30,7 +30,7 @@ struct v3_options
     scalar fill_value;                                       ///< empty: zero of the data type
     char separator = '/';                                    ///< chunk key separator
     bool v2_chunk_key_encoding = false;                      ///< "v2" keys (0.1.2) instead of c/0/1/2
-    std::optional<std::vector<std::optional<std::string>>> dimension_names;
+    std::optional<dimension_name_list> dimension_names;      ///< written as "dimension_names"
     json attributes = json::object();
     bool overwrite = false;          ///< replace an existing node at the path (erasing its chunks)
     bool write_empty_chunks = false; ///< store chunks that hold only the fill value
@@ -48,6 +48,7 @@ struct v2_options
     char order = 'C';             ///< 'F' stores chunks in Fortran order
     char dimension_separator = '.';
     bool big_endian = false;
+    std::optional<dimension_name_list> dimension_names; ///< written as the "_ARRAY_DIMENSIONS" attribute
     json attributes = json::object();
     bool overwrite = false;
     bool write_empty_chunks = false;

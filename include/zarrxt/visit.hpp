@@ -43,6 +43,11 @@ public:
     const std::vector<std::uint64_t>& shape() const noexcept { return m_core->m_meta.shape; }
     const std::vector<std::uint64_t>& chunk_shape() const noexcept { return m_core->m_meta.chunk_shape; }
     const array_metadata& metadata() const noexcept { return m_core->m_meta; }
+    /// v3 `dimension_names` or v2 `_ARRAY_DIMENSIONS`, as array<T, N>::dimension_names().
+    const std::optional<dimension_name_list>& dimension_names() const noexcept
+    {
+        return m_core->m_meta.dimension_names;
+    }
     std::vector<codec_spec> codecs() const { return m_core->m_chain.specs(); }
     const dynamic_chain& chain() const noexcept { return m_core->m_chain; }
     const std::string& path() const noexcept { return m_core->m_path; }

@@ -135,7 +135,16 @@ public:
         probe.shape = o.shape;
         probe.chunk_shape = o.chunks;
         probe.dtype = dtype;
+        probe.dimension_names = o.dimension_names;
         check_create_args(probe, o.dimension_separator, '.', '/');
+        if (o.dimension_names && o.attributes.is_object() &&
+            o.attributes.contains(v2_dimension_names_attribute))
+        {
+            throw array_error(
+                array_errc::invalid_argument,
+                "dimension names given twice: as dimension_names and as the \"_ARRAY_DIMENSIONS\" "
+                "attribute");
+        }
         v2_layout layout;
         layout.order = o.order;
         layout.big_endian = o.big_endian;
@@ -148,6 +157,10 @@ public:
         auto core = with_key_context(join_key(p, ".zarray"), [&] {
             array_metadata parsed = parse_v2_array(doc);
             parsed.attributes = o.attributes;
+            parsed.dimension_names = o.dimension_names;
+            // The attributes mean what they mean when the array is opened.
+            lift_v2_dimension_names(parsed);
+            adopt_v2_fill_value_attribute(parsed);
             return prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
         });
         core->m_write_empty_chunks = o.write_empty_chunks;
@@ -258,6 +271,12 @@ private:
         {
             throw array_error(array_errc::invalid_argument,
                               std::string("chunk key separator must be '") + a + "' or '" + b + "'");
+        }
+        if (m.dimension_names && m.dimension_names->size() != m.shape.size())
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "dimension_names has " + std::to_string(m.dimension_names->size()) +
+                                  " entries for rank " + std::to_string(m.shape.size()));
         }
     }
 

@@ -15,11 +15,13 @@
 #include "../detail/small_vector.hpp"
 #include "../dtype.hpp"
 #include "chunk_key.hpp"
+#include "document.hpp"
 #include "fill_value.hpp"
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zarrxt
@@ -65,6 +67,11 @@ struct codec_spec
     bool operator==(const codec_spec& o) const { return name == o.name && configuration == o.configuration; }
 };
 
+/// The names of an array's dimensions, one per axis; an entry may be unnamed (null). Zarr v3 stores
+/// them as the `dimension_names` member, Zarr v2 as the `_ARRAY_DIMENSIONS` attribute (the xarray
+/// and NCZarr convention); both are this one list in the model.
+using dimension_name_list = std::vector<std::optional<std::string>>;
+
 struct array_metadata
 {
     int zarr_format = 3;
@@ -74,8 +81,8 @@ struct array_metadata
     fill_value fill;
     chunk_key_encoding key_encoding;
     std::vector<codec_spec> codecs;
-    std::optional<std::vector<std::optional<std::string>>> dimension_names;
-    json attributes = json::object();
+    std::optional<dimension_name_list> dimension_names;
+    json attributes = json::object(); ///< v2: without a well-formed `_ARRAY_DIMENSIONS` (see dimension_names)
 
     /// The document as read (v3: zarr.json; v2: .zarray), for lossless write-back.
     json document;
@@ -107,6 +114,57 @@ struct group_metadata
     json attributes = json::object();
     json document;
 };
+
+namespace detail
+{
+
+/// Dimension names from their JSON form (a list of strings or nulls, one per axis). `member` names
+/// the source in errors: metadata error 3 (wrong_type) for a value that is not such a list,
+/// 4 (invalid_value) for a list whose length is not the rank.
+inline dimension_name_list parse_dimension_names(const json& j, std::size_t rank, std::string_view member)
+{
+    if (!j.is_array())
+    {
+        throw_member(metadata_errc::wrong_type, member,
+                     "must be a list of strings or nulls, got " + type_name(j));
+    }
+    if (j.size() != rank)
+    {
+        throw_member(metadata_errc::invalid_value, member,
+                     "has " + std::to_string(j.size()) + " entries for rank " + std::to_string(rank));
+    }
+    dimension_name_list names;
+    names.reserve(j.size());
+    for (const auto& n : j)
+    {
+        if (n.is_null())
+        {
+            names.emplace_back();
+        }
+        else if (n.is_string())
+        {
+            names.emplace_back(n.get<std::string>());
+        }
+        else
+        {
+            throw_member(metadata_errc::wrong_type, member,
+                         "entries must be strings or null, got " + n.dump());
+        }
+    }
+    return names;
+}
+
+inline json dimension_names_to_json(const dimension_name_list& names)
+{
+    json j = json::array();
+    for (const auto& n : names)
+    {
+        j.push_back(n ? json(*n) : json(nullptr));
+    }
+    return j;
+}
+
+} // namespace detail
 
 /// Checks shared by both formats once shape, chunk shape and dtype are known.
 inline void validate_geometry(const array_metadata& m)

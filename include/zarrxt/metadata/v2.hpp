@@ -10,6 +10,10 @@
  *                          transpose; shuffle becomes a bytes->bytes codec before the compressor
  *                          (numcodecs.* names, as zarr-python 3 writes them in v3)
  *    dimension_separator-> chunk key encoding "v2" with that separator
+ *    .zattrs _ARRAY_DIMENSIONS -> dimension_names (the xarray/NCZarr convention), when it is a
+ *                          list of strings or nulls of the array's rank; otherwise it stays an
+ *                          ordinary attribute (zarr-python's reading; see docs/compat.md)
+ *    fill_value null + .zattrs _FillValue -> that value for missing chunks (NCZarr's nccopy)
  *  Unknown members of .zarray are tolerated (v2 has no extension mechanism; zarr-python ignores them).
  */
 #pragma once
@@ -26,6 +30,22 @@ namespace zarrxt
 /// Parse and lower a v2 .zarray document.
 ZARRXT_DECL array_metadata parse_v2_array(const json& doc);
 ZARRXT_DECL group_metadata parse_v2_group(const json& doc);
+
+/// The .zattrs member that holds a v2 array's dimension names (xarray's and NCZarr's convention).
+inline constexpr std::string_view v2_dimension_names_attribute = "_ARRAY_DIMENSIONS";
+
+/// Move a well-formed `_ARRAY_DIMENSIONS` attribute of a v2 array into `m.dimension_names`; a
+/// malformed one is left in the attributes untouched.
+ZARRXT_DECL void lift_v2_dimension_names(array_metadata& m);
+
+/// When a v2 array's fill_value is null and its attributes hold a netCDF `_FillValue` that is a
+/// value of its data type (nccopy writes NCZarr arrays so), missing chunks read as that value and
+/// chunks equal to it are not stored; the metadata keeps saying null.
+ZARRXT_DECL void adopt_v2_fill_value_attribute(array_metadata& m);
+
+/// The .zattrs document of a v2 array: its attributes with `_ARRAY_DIMENSIONS` first when it has
+/// dimension names.
+ZARRXT_DECL json v2_attributes_document(const array_metadata& m);
 
 /// Options of a new v2 array beyond the model: memory order, byte order, filters and compressor.
 struct v2_layout
@@ -73,6 +93,31 @@ inline std::string blosc_shuffle_name(std::int64_t v, std::size_t typesize)
     }
 }
 
+/// A v2 blosc "shuffle": numcodecs' integer, or GDAL 3.6's spelling of its BLOSC_SHUFFLE option
+/// ("NONE", "BYTE", "BIT" or the digits as a string), which it writes verbatim.
+inline std::int64_t blosc_shuffle_value(const json& v)
+{
+    if (v.is_string())
+    {
+        const auto& s = v.get_ref<const std::string&>();
+        for (const auto& [name, number] : {std::pair<const char*, std::int64_t>{"NONE", 0},
+                                           {"0", 0},
+                                           {"BYTE", 1},
+                                           {"1", 1},
+                                           {"BIT", 2},
+                                           {"2", 2}})
+        {
+            if (s == name)
+            {
+                return number;
+            }
+        }
+        throw_member(metadata_errc::invalid_value, "compressor.shuffle",
+                     "must be -1, 0, 1 or 2 (or GDAL's \"NONE\", \"BYTE\", \"BIT\"), got \"" + s + "\"");
+    }
+    return as_int(v, "compressor.shuffle");
+}
+
 inline std::int64_t blosc_shuffle_number(const std::string& name)
 {
     if (name == "noshuffle")
@@ -117,8 +162,8 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
         json cfg = json::object();
         cfg["cname"] = c.contains("cname") ? as_string(c["cname"], "compressor.cname") : std::string("lz4");
         cfg["clevel"] = c.contains("clevel") ? as_int(c["clevel"], "compressor.clevel") : 5;
-        cfg["shuffle"] = blosc_shuffle_name(c.contains("shuffle") ? as_int(c["shuffle"], "compressor.shuffle") : 1,
-                                            typesize);
+        cfg["shuffle"] =
+            blosc_shuffle_name(c.contains("shuffle") ? blosc_shuffle_value(c["shuffle"]) : 1, typesize);
         cfg["typesize"] = typesize;
         cfg["blocksize"] = c.contains("blocksize") ? as_int(c["blocksize"], "compressor.blocksize") : 0;
         return codec_spec("blosc", std::move(cfg));
@@ -352,6 +397,66 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     }
     m.document = doc;
     return m;
+}
+
+ZARRXT_DECL void lift_v2_dimension_names(array_metadata& m)
+{
+    const auto it = m.attributes.find(v2_dimension_names_attribute);
+    if (it == m.attributes.end())
+    {
+        return;
+    }
+    try
+    {
+        m.dimension_names = detail::parse_dimension_names(*it, m.rank(), v2_dimension_names_attribute);
+    }
+    catch (const metadata_error&)
+    {
+        // An attribute is user data: zarr-python reads it as such and the array's data does not
+        // depend on it, so a malformed one is kept as an ordinary attribute, not refused.
+        return;
+    }
+    m.attributes.erase(it);
+}
+
+ZARRXT_DECL void adopt_v2_fill_value_attribute(array_metadata& m)
+{
+    if (!m.fill.is_null)
+    {
+        return;
+    }
+    const auto it = m.attributes.find("_FillValue");
+    if (it == m.attributes.end() || it->is_null())
+    {
+        return;
+    }
+    try
+    {
+        m.fill = parse_fill_value(*it, m.dtype, 2);
+    }
+    catch (const metadata_error&)
+    {
+        return; // not a value of the data type: an ordinary attribute
+    }
+    m.fill.is_null = true;
+}
+
+ZARRXT_DECL json v2_attributes_document(const array_metadata& m)
+{
+    if (!m.dimension_names)
+    {
+        return m.attributes;
+    }
+    json doc = json::object();
+    doc[std::string(v2_dimension_names_attribute)] = detail::dimension_names_to_json(*m.dimension_names);
+    for (const auto& [k, v] : m.attributes.items())
+    {
+        if (k != v2_dimension_names_attribute)
+        {
+            doc[k] = v;
+        }
+    }
+    return doc;
 }
 
 ZARRXT_DECL group_metadata parse_v2_group(const json& doc)

@@ -231,26 +231,7 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
     }
     if (auto d = doc.find("dimension_names"); d != doc.end() && !d->is_null())
     {
-        detail::as_array(*d, "dimension_names");
-        if (d->size() != m.shape.size())
-        {
-            detail::throw_member(metadata_errc::invalid_value, "dimension_names",
-                                 "has " + std::to_string(d->size()) + " entries for rank "
-                                     + std::to_string(m.shape.size()));
-        }
-        std::vector<std::optional<std::string>> names;
-        for (const auto& n : *d)
-        {
-            if (n.is_null())
-            {
-                names.emplace_back();
-            }
-            else
-            {
-                names.emplace_back(detail::as_string(n, "dimension_names[]"));
-            }
-        }
-        m.dimension_names = std::move(names);
+        m.dimension_names = detail::parse_dimension_names(*d, m.shape.size(), "dimension_names");
     }
     if (auto st = doc.find("storage_transformers"); st != doc.end())
     {
@@ -316,12 +297,7 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
     doc["attributes"] = m.attributes;
     if (m.dimension_names)
     {
-        json names = json::array();
-        for (const auto& n : *m.dimension_names)
-        {
-            names.push_back(n ? json(*n) : json(nullptr));
-        }
-        doc["dimension_names"] = std::move(names);
+        doc["dimension_names"] = detail::dimension_names_to_json(*m.dimension_names);
     }
     return doc;
 }
