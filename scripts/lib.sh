@@ -79,14 +79,6 @@ zx_build() {
   ninja -C "$ZX_BUILD" >&2
 }
 
-# The sanitizer build and the libFuzzer targets. The sanitizer build uses the default compiler
-# (GCC: the tests rely on C++20 features clang 14 lacks, such as lambdas capturing structured
-# bindings); the fuzz targets need clang and its runtimes.
-ZX_SANITIZE_PKGS=(clang-14 libclang-rt-14-dev)
-ZX_ASAN_BUILD="${ZX_ASAN_BUILD:-$ZX_ROOT/build-asan}"
-ZX_FUZZ_BUILD="${ZX_FUZZ_BUILD:-$ZX_ROOT/build-fuzz}"
-ZX_FUZZ_TARGETS=(metadata_v3 metadata_v2 codecs shard_index array_read)
-
 # Path of a clang++ (the versioned one first: Debian's clang-14 package always provides it).
 zx_clang() {
   local c
@@ -99,33 +91,88 @@ zx_clang() {
   return 1
 }
 
-# Configure (once) and build $ZX_ASAN_BUILD: the tests and the tool (the tool suite runs it) with
-# ASan and UBSan at -O1, as ASan recommends. GCC leaves float-cast-overflow out of "undefined",
-# so it is asked for by name. ZX_JOBS limits ninja's parallelism.
-zx_build_sanitized() {
-  if [ ! -f "$ZX_ASAN_BUILD/build.ninja" ]; then
-    meson setup "$ZX_ASAN_BUILD" "$ZX_ROOT" -Doptimization=1 -Ddebug=true \
-      -Db_sanitize=address,undefined -Db_lundef=false -Dsanitize_tests=true \
-      -Dcpp_args=-fsanitize=float-cast-overflow -Dcpp_link_args=-fsanitize=float-cast-overflow \
-      -Dexamples=false -Dbench=false -Dmpi=disabled "$@" >&2 || return 1
+# The build trees of `scripts/test --all` (the release tree is $ZX_BUILD) and the packages they need.
+ZX_SANITIZE_PKGS=(clang-14 libclang-rt-14-dev)
+ZX_ASAN_BUILD="${ZX_ASAN_BUILD:-$ZX_ROOT/build-asan}"
+ZX_TSAN_BUILD="${ZX_TSAN_BUILD:-$ZX_ROOT/build-tsan}"
+ZX_CLANG_BUILD="${ZX_CLANG_BUILD:-$ZX_ROOT/build-clang}"
+ZX_NODEFLATE_BUILD="${ZX_NODEFLATE_BUILD:-$ZX_ROOT/build-nodeflate}"
+ZX_FUZZ_BUILD="${ZX_FUZZ_BUILD:-$ZX_ROOT/build-fuzz}"
+ZX_FUZZ_TARGETS=(metadata_v3 metadata_v2 codecs shard_index array_read)
+
+# zx_configure DIR [MESON SETUP ARGS...]: configure DIR once (a configured tree is kept as it is,
+# except that -Dwerror=true is applied to it when asked for). CXX in the environment picks the compiler.
+zx_configure() {
+  local dir="$1"
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    meson setup "$dir" "$ZX_ROOT" "$@" >&2 || return 1
+  elif printf '%s\n' "$@" | grep -qx -- '-Dwerror=true'; then
+    meson configure "$dir" -Dwerror=true >&2 || return 1
   fi
-  ninja -C "$ZX_ASAN_BUILD" ${ZX_JOBS:+-j "$ZX_JOBS"} >&2
 }
 
-# Configure (once) and build the libFuzzer targets in $ZX_FUZZ_BUILD with clang (ASan, UBSan and
-# libFuzzer come from tests/fuzz/meson.build); nothing else is built there.
-zx_build_fuzz() {
-  if [ ! -f "$ZX_FUZZ_BUILD/build.ninja" ]; then
-    local cxx
-    cxx="$(zx_clang)" || { zx_log "clang++ is required for the fuzz targets (Debian package clang-14)"; return 1; }
-    CXX="$cxx" meson setup "$ZX_FUZZ_BUILD" "$ZX_ROOT" --buildtype=debugoptimized -Dfuzz=true \
-      -Dtests=false -Dexamples=false -Dtools=false -Dbench=false "$@" >&2 || return 1
-  fi
-  ninja -C "$ZX_FUZZ_BUILD" ${ZX_JOBS:+-j "$ZX_JOBS"} >&2 || return 1
+# zx_suite_targets DIR [--suite S | --no-suite S]...: the ninja targets the selected tests of the
+# configured tree DIR need (their executables and declared dependencies), one per line.
+zx_suite_targets() {
+  python3 - "$@" <<'PY'
+import json, os, sys
+d, args = sys.argv[1], sys.argv[2:]
+inc = [args[i + 1] for i in range(len(args) - 1) if args[i] == "--suite"]
+exc = [args[i + 1] for i in range(len(args) - 1) if args[i] == "--no-suite"]
+info = os.path.join(d, "meson-info")
+targets = {t["id"]: t["filename"] for t in json.load(open(os.path.join(info, "intro-targets.json")))}
+names = lambda t: {s.split(":")[-1] for s in t["suite"]}
+out = set()
+for t in json.load(open(os.path.join(info, "intro-tests.json"))):
+    if (inc and not names(t) & set(inc)) or names(t) & set(exc):
+        continue
+    for dep in t.get("depends", []):
+        out.update(os.path.relpath(f, d) for f in targets.get(dep, []))
+for f in sorted(out):
+    print(f)
+PY
+}
+
+# zx_build_suites DIR [--suite S | --no-suite S]...: build what those tests need, nothing more.
+zx_build_suites() {
+  local dir="$1" targets
+  mapfile -t targets < <(zx_suite_targets "$@" | sed '/^$/d')
+  [ "${#targets[@]}" -eq 0 ] && return 0
+  ninja -C "$dir" ${ZX_JOBS:+-j "$ZX_JOBS"} "${targets[@]}" >&2
+}
+
+# The ASan+UBSan tree: GCC at -O1, as ASan recommends. GCC leaves float-cast-overflow out of
+# "undefined", so it is asked for by name. Extra arguments go to `meson setup`.
+zx_configure_asan() {
+  zx_configure "$ZX_ASAN_BUILD" -Doptimization=1 -Ddebug=true \
+    -Db_sanitize=address,undefined -Db_lundef=false -Dsanitize_tests=true \
+    -Dcpp_args=-fsanitize=float-cast-overflow -Dcpp_link_args=-fsanitize=float-cast-overflow \
+    -Dexamples=false -Dbench=false -Dmpi=disabled "$@"
+}
+
+# The ThreadSanitizer tree (GCC, -O1): the suites whose code runs on several threads.
+zx_configure_tsan() {
+  zx_configure "$ZX_TSAN_BUILD" -Doptimization=1 -Ddebug=true -Db_sanitize=thread -Db_lundef=false \
+    -Dsanitize_tests=true -Dexamples=false -Dbench=false -Dtools=false -Dmpi=disabled "$@"
+}
+
+# The libFuzzer targets in $ZX_FUZZ_BUILD with clang (ASan, UBSan and libFuzzer come from
+# tests/fuzz/meson.build); nothing else is built there. Extra arguments go to `meson setup`.
+zx_configure_fuzz() {
+  local cxx
+  cxx="$(zx_clang)" || { zx_log "clang++ is required for the fuzz targets (Debian package clang-14)"; return 1; }
+  CXX="$cxx" zx_configure "$ZX_FUZZ_BUILD" --buildtype=debugoptimized -Dfuzz=true \
+    -Dtests=false -Dexamples=false -Dtools=false -Dbench=false "$@" || return 1
   if ! grep -q 'Checking if "libFuzzer" : links: YES' "$ZX_FUZZ_BUILD/meson-logs/meson-log.txt"; then
     zx_log "$ZX_FUZZ_BUILD has no libFuzzer targets (is libclang-rt-14-dev installed?)"
     return 1
   fi
+}
+
+# Configure (once) and build the fuzz targets (scripts/fuzz).
+zx_build_fuzz() {
+  zx_configure_fuzz "$@" && ninja -C "$ZX_FUZZ_BUILD" ${ZX_JOBS:+-j "$ZX_JOBS"} >&2
 }
 
 # True when LeakSanitizer can run here (it stops the process's threads with ptrace-like calls,

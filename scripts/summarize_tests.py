@@ -6,18 +6,33 @@ Usage: summarize_tests.py LOG... [--failed WHAT]...  One testlog.json per build 
 
 A doctest executable counts as its number of test cases (from doctest's own summary line); any
 other test counts as one. A test case that could not run for lack of something optional prints
-a line starting with "ZARRXT-SKIP:"; those are reported as skipped, not passed.
+a line starting with "ZARRXT-SKIP:"; those are reported as skipped, not passed, with their reason.
+
+A skip can never hide a failure:
+- a test that meson reports as SKIP (exit status 77, which is also libFuzzer's default for a
+  finding) is counted as failed: no test of this project skips that way on purpose;
+- a doctest executable that ran no test case (a suite whose --source-file filter matched
+  nothing) is counted as failed;
+- with ZARRXT_REQUIRE_PEERS=1 (scripts/test sets it after installing the peers), a
+  "ZARRXT-SKIP: peer: ..." or "ZARRXT-SKIP: corpus: ..." line is counted as failed too (the test
+  itself fails in that case; this is the second lock).
 """
 import json
+import os
 import re
 import sys
 
 SUMMARY = re.compile(r"\[doctest\] test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\s*(\d+) failed")
 
 
-def count(path):
-    """(passed, failed, skipped) of one testlog.json; failures are printed as they are found."""
+REQUIRED_SKIP = re.compile(r"ZARRXT-SKIP: (peer|corpus): ")
+
+
+def count(path, require_peers=False, reasons=None):
+    """(passed, failed, skipped) of one testlog.json; failures are printed as they are found and
+    skip reasons collected into `reasons`."""
     passed = failed = skipped = 0
+    reasons = {} if reasons is None else reasons
     build = path.split("/meson-logs/")[0].rstrip("/").split("/")[-1]
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
@@ -30,22 +45,40 @@ def count(path):
         t = json.loads(line)
         result = t.get("result", "")
         out = (t.get("stdout") or "") + (t.get("stderr") or "")
-        skips = sum(1 for l in out.splitlines() if l.startswith("ZARRXT-SKIP:"))
+        skip_lines = [l for l in out.splitlines() if l.startswith("ZARRXT-SKIP:")]
+        required = [l for l in skip_lines if REQUIRED_SKIP.match(l)] if require_peers else []
+        for l in skip_lines:
+            if l in required:
+                continue
+            key = f"{build}: {t.get('name')}: {l[len('ZARRXT-SKIP:'):].strip()}"
+            reasons[key] = reasons.get(key, 0) + 1
+        for l in required:
+            print(f"FAILED: {build}: {t.get('name')}: a peer or corpus test skipped although "
+                  f"ZARRXT_REQUIRE_PEERS=1: {l}")
+        skips = len(skip_lines) - len(required)
         m = None
         for m in SUMMARY.finditer(out):
             pass
         ok = result in ("OK", "EXPECTEDFAIL")
-        if m and result in ("OK", "FAIL"):
+        if m and int(m.group(1)) == 0:
+            # A doctest run with no test case: its filter (or its files) lost every test.
+            failed += 1
+            print(f"FAILED: {build}: {t.get('name')} ran no test case")
+        elif m and result in ("OK", "FAIL"):
             p, f = int(m.group(2)), int(m.group(3))
             skipped += skips
-            passed += max(p - skips, 0)
-            failed += f
+            passed += max(p - skips - len(required), 0)
+            failed += f + len(required)
             if result == "FAIL" and f == 0:
                 failed += 1  # non-zero exit without a failed case (crash after the summary)
             if result == "FAIL":
                 print(f"FAILED: {build}: {t.get('name')} ({result})")
         elif result == "SKIP":
-            skipped += 1
+            failed += 1
+            print(f"FAILED: {build}: {t.get('name')} (SKIP: exit status {t.get('returncode')}; "
+                  f"no test skips that way on purpose, and it is libFuzzer's default status for a finding)")
+        elif ok and required:
+            failed += 1
         elif ok:
             passed += 1
         else:
@@ -67,9 +100,11 @@ def main(args):
         i += 1
     if not paths and not extra:
         paths = ["build/meson-logs/testlog.json"]
+    require_peers = os.environ.get("ZARRXT_REQUIRE_PEERS") == "1"
+    reasons = {}
     passed = failed = skipped = 0
     for path in paths:
-        p, f, s = count(path)
+        p, f, s = count(path, require_peers, reasons)
         if len(paths) > 1:
             # Not in the "N passed, N failed" form: only the last line is the total.
             print(f"{path}: passed {p}, failed {f}, skipped {s}")
@@ -77,6 +112,8 @@ def main(args):
     for what in extra:
         print(f"FAILED: {what}")
         failed += 1
+    for reason, n in sorted(reasons.items()):
+        print(f"skipped: {reason}" + (f" ({n} times)" if n > 1 else ""))
     if skipped:
         print(f"{skipped} skipped")
     print(f"{passed} passed, {failed} failed")

@@ -63,8 +63,10 @@ TEST_SUITE("array")
     TEST_CASE_TEMPLATE_DEFINE("every dtype round-trips through every layout, whole and by region", T, round_trip_case)
     {
         const auto data = make_data<T, 2>({13, 17});
-        for (auto& [label, make] : layouts())
+        for (auto& layout : layouts())
         {
+            const auto& label = layout.first;
+            auto& make = layout.second;
             CAPTURE(label);
             zx::memory_store s;
             auto any = make(s, zx::dtype_of<T>());
@@ -84,8 +86,10 @@ TEST_SUITE("array")
 
     TEST_CASE("partial writes read-modify-write and leave the rest untouched")
     {
-        for (auto& [label, make] : layouts())
+        for (auto& layout : layouts())
         {
+            const auto& label = layout.first;
+            auto& make = layout.second;
             CAPTURE(label);
             zx::memory_store s;
             auto a = make(s, zx::dtype_id::int32).as<std::int32_t, 2>();

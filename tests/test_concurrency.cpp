@@ -89,46 +89,65 @@ TEST_SUITE("concurrency")
         CHECK(lost == 0);
     }
 
-    TEST_CASE("processes sharing shards lose nothing with advisory locking")
+    TEST_CASE("processes sharing shards lose nothing with advisory locking (beside an unlocked control run)")
     {
-        zxtest::temp_dir dir;
-        {
-            zx::filesystem_store s(dir.path());
-            zx::create<std::int32_t, 2>(s, "a", zx::v3_options{.shape = {32, 32}, .chunk_shape = {32, 32},
-                                                               .codecs = {zx::sharded({8, 8})}});
-        }
-        constexpr int procs = 4;
         // Every process rewrites rows of the single shard; each row write is a read-modify-write of
-        // the whole shard, slowed down so that unlocked writers would overlap.
-        const int ok = run_processes(procs, [&](int p) {
-            zxtest::slow_store<zx::filesystem_store> s{
-                zx::filesystem_store(dir.path(), zx::durability::atomic, zx::process_locking::advisory),
-                std::chrono::microseconds(1500)};
-            auto a = zx::open<std::int32_t, 2>(s, "a");
-            for (std::uint64_t r = static_cast<std::uint64_t>(p); r < 32; r += procs)
-            {
-                auto v = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
-                v.fill(static_cast<std::int32_t>(r + 1));
-                a.write({{r, 0}, {1, 32}}, v);
-            }
-        });
-        CHECK(ok == procs);
-        zx::filesystem_store s(dir.path());
-        const auto all = zx::open<std::int32_t, 2>(s, "a").read();
-        int lost = 0;
-        for (std::size_t row = 0; row < 32; ++row)
+        // the whole shard, slowed down so that unlocked writers would overlap. Returns the number
+        // of elements that lost their update.
+        auto run = [](zx::process_locking locking)
         {
-            for (std::size_t col = 0; col < 32; ++col)
+            zxtest::temp_dir dir;
             {
-                lost += all(row, col) != static_cast<std::int32_t>(row + 1) ? 1 : 0;
+                zx::filesystem_store s(dir.path());
+                zx::create<std::int32_t, 2>(s, "a",
+                                            zx::v3_options{.shape = {32, 32},
+                                                           .chunk_shape = {32, 32},
+                                                           .codecs = {zx::sharded({8, 8})}});
             }
-        }
-        CHECK(lost == 0);
-        // The lock file is bookkeeping, never a key.
-        CHECK(std::filesystem::exists(dir.path() / ".zarrxt-locks"));
-        for (const auto& k : s.list(""))
-        {
-            CHECK(k.find(".zarrxt-") == std::string::npos);
-        }
+            constexpr int procs = 4;
+            const int ok =
+                run_processes(procs,
+                              [&](int p)
+                              {
+                                  zxtest::slow_store<zx::filesystem_store> s{
+                                      zx::filesystem_store(dir.path(), zx::durability::atomic, locking),
+                                      std::chrono::microseconds(1500)};
+                                  auto a = zx::open<std::int32_t, 2>(s, "a");
+                                  for (std::uint64_t r = static_cast<std::uint64_t>(p); r < 32; r += procs)
+                                  {
+                                      auto v = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
+                                      v.fill(static_cast<std::int32_t>(r + 1));
+                                      a.write({{r, 0}, {1, 32}}, v);
+                                  }
+                              });
+            CHECK(ok == procs);
+            zx::filesystem_store s(dir.path());
+            const auto all = zx::open<std::int32_t, 2>(s, "a").read();
+            int lost = 0;
+            for (std::size_t row = 0; row < 32; ++row)
+            {
+                for (std::size_t col = 0; col < 32; ++col)
+                {
+                    lost += all(row, col) != static_cast<std::int32_t>(row + 1) ? 1 : 0;
+                }
+            }
+            if (locking == zx::process_locking::advisory)
+            {
+                // The lock file is bookkeeping, never a key.
+                CHECK(std::filesystem::exists(dir.path() / ".zarrxt-locks"));
+                for (const auto& k : s.list(""))
+                {
+                    CHECK(k.find(".zarrxt-") == std::string::npos);
+                }
+            }
+            return lost;
+        };
+        const int lost_locked = run(zx::process_locking::advisory);
+        const int lost_unlocked = run(zx::process_locking::none);
+        // The control run shows what the lock prevents; how much is lost without it depends on
+        // the scheduler, so it is reported, not asserted.
+        MESSAGE("lost updates of 1024 elements: " << lost_locked << " with advisory locks, " << lost_unlocked
+                                                  << " without (control run, for information)");
+        CHECK(lost_locked == 0);
     }
 }

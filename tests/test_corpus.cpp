@@ -155,7 +155,7 @@ TEST_SUITE("interop")
         const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
         if (corpus.empty() || !std::filesystem::exists(corpus / "MANIFEST.jsonl"))
         {
-            ZX_SKIP("no conformance corpus ($ZARRXT_CORPUS/MANIFEST.jsonl)");
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/MANIFEST.jsonl)");
         }
         std::istringstream lines(zxtest::read_file(corpus / "MANIFEST.jsonl"));
         std::string line;
@@ -273,7 +273,8 @@ TEST_SUITE("interop")
         const auto root = corpus / "zarr_implementations" / "examples" / "zarrita.zr3";
         if (corpus.empty() || !std::filesystem::exists(root))
         {
-            ZX_SKIP("no conformance corpus ($ZARRXT_CORPUS/zarr_implementations/examples/zarrita.zr3)");
+            ZX_SKIP_CORPUS(
+                "no conformance corpus ($ZARRXT_CORPUS/zarr_implementations/examples/zarrita.zr3)");
         }
         zx::filesystem_store store{root.string()};
         auto refused_as_draft = [](auto&& open)
@@ -311,5 +312,89 @@ TEST_SUITE("interop")
         // Opened one level down, at the draft's data folder, there is no metadata at all.
         zx::filesystem_store data{(root / "data" / "root" / "raw").string()};
         CHECK_THROWS_AS(zx::open_any(data, ""), zx::error);
+    }
+
+    TEST_CASE("corpus: groups, their attributes and children, and arrays opened through them")
+    {
+        const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
+        if (corpus.empty() || !std::filesystem::exists(corpus / "zarrita.js" / "fixtures"))
+        {
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/zarrita.js/fixtures)");
+        }
+        using group_t = zx::group<zx::filesystem_store>;
+        // What each group holds, stated here from the corpus's files (not from zarrxt): format,
+        // attributes, child groups, and the number of child arrays.
+        struct expected_group
+        {
+            const char* store;
+            const char* path;
+            int format;
+            const char* attributes;
+            std::vector<std::string> groups;
+            std::size_t arrays;
+        };
+        const std::vector<expected_group> groups = {
+            {"zarrita.js/fixtures/v2/data.zarr", "", 2, R"({"answer": 42})", {"my group with spaces"}, 32},
+            {"zarrita.js/fixtures/v2/data.zarr",
+             "my group with spaces",
+             2,
+             R"({"description": "A group with spaces in the name"})",
+             {},
+             0},
+            {"zarrita.js/fixtures/v3/data.zarr", "", 3, "{}", {"consolidated", "my group with spaces"}, 42},
+            {"zarrita.js/fixtures/v3/data.zarr",
+             "my group with spaces",
+             3,
+             R"({"description": "A group with spaces in the name"})",
+             {},
+             0},
+            {"zarrita.js/fixtures/v3/data.zarr", "consolidated", 3, R"({"answer": 42})", {"nested"}, 2},
+            {"zarrita.js/fixtures/v3/data.zarr",
+             "consolidated/nested",
+             3,
+             R"({"description": "A nested group"})",
+             {},
+             1},
+            {"zarr_implementations/examples/zarr.zr", "", 2, "{}", {}, 4},
+        };
+        for (const auto& want : groups)
+        {
+            INFO("group \"" << std::string(want.path) << "\" in " << std::string(want.store));
+            zx::filesystem_store store{(corpus / want.store).string()};
+            try
+            {
+                const auto g = group_t::open(store, want.path);
+                CHECK(g.zarr_format() == want.format);
+                CHECK(g.attributes() == zx::json::parse(want.attributes));
+                std::vector<std::string> child_groups;
+                std::size_t child_arrays = 0;
+                for (const auto& c : g.children())
+                {
+                    CHECK(c.path ==
+                          (std::string(want.path).empty() ? c.name : std::string(want.path) + "/" + c.name));
+                    if (c.kind == zx::node_kind::group)
+                    {
+                        child_groups.push_back(c.name);
+                    }
+                    else
+                    {
+                        ++child_arrays;
+                    }
+                }
+                CHECK(child_groups == want.groups);
+                CHECK(child_arrays == want.arrays);
+            }
+            catch (const zx::error& e)
+            {
+                FAIL_CHECK("zarrxt refused the group: " << e.what());
+            }
+        }
+        // Arrays inside nested groups, opened by their path from the hierarchy's root, with the
+        // values their chunk files hold (little-endian int16: 0a00 1400 1e00 2800, 0100 ... 0400).
+        zx::filesystem_store v3{(corpus / "zarrita.js/fixtures/v3/data.zarr").string()};
+        CHECK(zx::open<std::int16_t, 1>(v3, "consolidated/nested/1d.i2").read() ==
+              xt::xtensor<std::int16_t, 1>{10, 20, 30, 40});
+        CHECK(zx::open<std::int16_t, 2>(v3, "consolidated/2d.contiguous.i2").read() ==
+              xt::xtensor<std::int16_t, 2>{{1, 2}, {3, 4}});
     }
 }

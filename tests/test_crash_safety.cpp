@@ -1,7 +1,10 @@
 // Crash safety: a writer process is killed with SIGKILL at random moments, over and over, on v2, v3
 // and sharded arrays. After every kill the array must open, every chunk must decode, every chunk must
 // hold either its content before the interrupted operation or after it (never a mixture), the
-// metadata must parse, and no temporary file may ever be visible as a key.
+// metadata must parse, the attributes must be exactly the old or the new ones, and no temporary
+// file may ever be visible as a key. Each run must also show that kills landed mid-write (a new
+// temporary file left behind by the killed writer, or a region written for some of its chunks
+// only), or it proved nothing.
 //
 // The writer runs a deterministic sequence of operations (random regions filled with the operation's
 // number, and attribute rewrites) and publishes how many it completed in shared memory; the parent
@@ -59,6 +62,23 @@ void apply_op(xt::xtensor<std::int32_t, 2>& state, const op& o)
     }
 }
 
+/// The attributes an attribute operation writes (the writer and the replay agree on them).
+zx::json attributes_of(const op& o)
+{
+    return {{"last", o.value}, {"padding", std::string(static_cast<std::size_t>(o.value % 4096), 'x')}};
+}
+
+/// Temporary files in the store's folders (left by writers killed between creating and renaming one).
+int temporary_files(const std::filesystem::path& root)
+{
+    int n = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+    {
+        n += zx::filesystem_store::is_temp_name(e.path().filename().string()) ? 1 : 0;
+    }
+    return n;
+}
+
 /// Shared between the parent and the writer: operations completed.
 struct progress
 {
@@ -76,7 +96,7 @@ struct progress
             const op o = op_at(seed, i);
             if (o.attributes)
             {
-                a.set_attributes({{"last", o.value}, {"padding", std::string(static_cast<std::size_t>(o.value % 4096), 'x')}});
+                a.set_attributes(attributes_of(o));
             }
             else
             {
@@ -125,8 +145,13 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
     REQUIRE(p != MAP_FAILED);
     new (p) progress();
     xt::xtensor<std::int32_t, 2> state = xt::zeros<std::int32_t>({side, side});
+    zx::json attributes = zx::open<std::int32_t, 2>(s, "a").attributes();
     int total_ops = 0;
-    int temps_seen = 0;
+    int attribute_checks = 0;
+    int kills_mid_write = 0;
+    int kills_leaving_temps = 0;
+    int kills_partial = 0;
+    int temps = temporary_files(dir.path());
     for (int k = 0; k < kills; ++k)
     {
         CAPTURE(label);
@@ -139,9 +164,18 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         {
             run_writer(dir.path(), seed, p);
         }
-        // Kill at a random moment, from right away to some tens of operations in.
+        // Kill at a random moment: once the writer has completed a random number of operations
+        // (0 to 19; waiting for them, not for a fixed time, keeps the test meaningful on a loaded
+        // machine), plus a random delay within the next operation or two.
         zxtest::lcg rng(seed * 7919);
-        std::this_thread::sleep_for(std::chrono::microseconds(300 + rng.next() % 25000));
+        const std::uint64_t target = rng.next() % 20;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (p->completed.load(std::memory_order_acquire) < target &&
+               std::chrono::steady_clock::now() < give_up)
+        {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(rng.next() % 3000));
         ::kill(pid, SIGKILL);
         int status = 0;
         ::waitpid(pid, &status, 0);
@@ -152,11 +186,17 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         // Replay: the state after `done` operations, and after the interrupted one.
         for (std::uint64_t i = 0; i < done; ++i)
         {
-            apply_op(state, op_at(seed, i));
+            const op o = op_at(seed, i);
+            apply_op(state, o);
+            if (o.attributes)
+            {
+                attributes = attributes_of(o);
+            }
         }
         auto after = state;
         const op interrupted = op_at(seed, done);
         apply_op(after, interrupted);
+        const zx::json attributes_after = interrupted.attributes ? attributes_of(interrupted) : attributes;
 
         // The array opens, its metadata parses, every chunk decodes.
         auto a = zx::open<std::int32_t, 2>(s, "a");
@@ -164,24 +204,37 @@ void kill_loop(const char* label, std::function<void(zx::filesystem_store&)> cre
         REQUIRE_MESSAGE(checked.problems.empty(), (checked.problems.empty() ? std::string() : checked.problems.front().message));
         const int torn = torn_chunks(checked.data, state, after, unit);
         REQUIRE(torn == 0);
-        if (a.attributes().contains("last"))
-        {
-            CHECK(a.attributes()["last"].is_number());
-        }
+        const bool partial = !(checked.data == state) && !(checked.data == after);
+        // The attributes are the old ones or the new ones, whole.
+        const zx::json& got = a.attributes();
+        const bool old_or_new = got == attributes || got == attributes_after;
+        CHECK_MESSAGE(old_or_new, "attributes " << got.dump().substr(0, 80) << " are neither the old "
+                                                << attributes.dump().substr(0, 80) << " nor the new "
+                                                << attributes_after.dump().substr(0, 80));
+        ++attribute_checks;
         // Whatever the interrupted operation did is now part of the state the next writer starts from.
         state = checked.data;
+        attributes = got;
         for (const auto& key : s.list(""))
         {
             REQUIRE(key.find(".zarrxt-tmp-") == std::string::npos);
         }
+        // The writer died mid-write when this kill left a temporary file behind (between creating
+        // and renaming it), or when the interrupted operation was published for some chunks and
+        // not others (every chunk old or new, the region neither).
+        const int now = temporary_files(dir.path());
+        kills_mid_write += now > temps || partial ? 1 : 0;
+        kills_leaving_temps += now > temps ? 1 : 0;
+        kills_partial += partial ? 1 : 0;
+        temps = now;
     }
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir.path()))
-    {
-        temps_seen += zx::filesystem_store::is_temp_name(e.path().filename().string()) ? 1 : 0;
-    }
-    MESSAGE(std::string(label) << ": " << kills << " kills, " << total_ops << " operations completed, " << temps_seen
-                  << " leftover temporary files seen and ignored");
+    MESSAGE(std::string(label) << ": " << kills << " kills, " << total_ops << " operations completed, "
+                               << kills_mid_write << " kills landed mid-write (" << kills_leaving_temps
+                               << " left a temporary file behind, " << kills_partial
+                               << " left the operation published for some chunks only), "
+                               << attribute_checks << " attribute checks");
     CHECK(total_ops > kills); // the writer made progress between kills: the kills hit real work
+    CHECK(kills_mid_write > 0); // and some of them hit a write in progress
     ::munmap(p, sizeof(progress));
 }
 

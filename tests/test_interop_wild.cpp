@@ -9,7 +9,8 @@
 //
 // What these tools do that the Zarr specs do not say is recorded in docs/compat.md ("GDAL" and
 // "NCZarr"); the checks below pin each of those findings, so a tool update that changes one fails
-// here rather than silently invalidating the page. A missing tool is a skip (ZX_SKIP); a tool that
+// here rather than silently invalidating the page. A missing tool is a skip (ZX_SKIP_PEER: a failure
+// when scripts/test installed the tools and set ZARRXT_REQUIRE_PEERS=1); a tool that
 // runs and fails is a failure.
 #include "interop.hpp"
 
@@ -71,10 +72,10 @@ std::string nczarr_missing()
 
 #define ZX_NEED_GDAL()                                                                                       \
     if (!gdal_missing().empty())                                                                             \
-    ZX_SKIP("GDAL peers missing: " + gdal_missing() + " (Debian gdal-bin, python3-gdal)")
+    ZX_SKIP_PEER("GDAL peers missing: " + gdal_missing() + " (Debian gdal-bin, python3-gdal)")
 #define ZX_NEED_NCZARR()                                                                                     \
     if (!nczarr_missing().empty())                                                                           \
-    ZX_SKIP("NCZarr tools missing: " + nczarr_missing() + " (Debian netcdf-bin)")
+    ZX_SKIP_PEER("NCZarr tools missing: " + nczarr_missing() + " (Debian netcdf-bin)")
 
 /// Run a command that must succeed; its output is returned.
 std::string must_run(const std::string& cmd)

@@ -6,6 +6,8 @@
 // zarrita to read. What zarrita cannot encode is listed in the peer's header comment.
 #include "interop.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -37,6 +39,9 @@ std::string node_program()
     return {};
 }
 
+/// The zarrita version these tests were written against (scripts/lib.sh installs it).
+constexpr const char* zarrita_version = "0.7.5";
+
 /// Why the zarrita peer cannot run here, or "" when it can.
 std::string zarrita_missing()
 {
@@ -51,6 +56,33 @@ std::string zarrita_missing()
     }
     return {};
 }
+
+/// Not "" when the zarrita found is not the version the tests were written against: a failure,
+/// never a skip.
+std::string zarrita_wrong()
+{
+    const auto pkg = std::filesystem::path(zxtest::env("ZARRXT_NODE_MODULES")) / "zarrita" / "package.json";
+    const std::string version = zi::read_json(pkg).value("version", std::string("?"));
+    if (version != zarrita_version)
+    {
+        return pkg.string() + " is zarrita " + version + "; the v3 peer must be zarrita " + zarrita_version;
+    }
+    return {};
+}
+
+/// In a test case: skip (or fail under ZARRXT_REQUIRE_PEERS=1) without zarrita, fail with another version.
+#define ZX_REQUIRE_ZARRITA()                                                                                 \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (const auto why = zarrita_missing(); !why.empty())                                                \
+        {                                                                                                    \
+            ZX_SKIP_PEER(why);                                                                               \
+        }                                                                                                    \
+        if (const auto wrong = zarrita_wrong(); !wrong.empty())                                              \
+        {                                                                                                    \
+            FAIL(wrong);                                                                                     \
+        }                                                                                                    \
+    } while (0)
 
 std::string peer_command(const std::string& verb, const std::string& dir)
 {
@@ -96,7 +128,42 @@ zx::v3_options v3_options_for(const zx::json& e)
     const auto& key = e.at("chunk_key_encoding");
     o.v2_chunk_key_encoding = key.at("name") == "v2";
     o.separator = key.at("configuration").at("separator").get<std::string>()[0];
+    if (e.contains("dimension_names"))
+    {
+        o.dimension_names.emplace();
+        for (const auto& n : e.at("dimension_names"))
+        {
+            o.dimension_names->push_back(n.is_null() ? std::nullopt : std::optional(n.get<std::string>()));
+        }
+    }
     return o;
+}
+
+/// An array's dimension_names as JSON (null when it has none), to compare with a manifest entry.
+zx::json dimension_names_json(const zx::array_metadata& m)
+{
+    if (!m.dimension_names)
+    {
+        return nullptr;
+    }
+    zx::json out = zx::json::array();
+    for (const auto& n : *m.dimension_names)
+    {
+        out.push_back(n ? zx::json(*n) : zx::json(nullptr));
+    }
+    return out;
+}
+
+/// The number in the verify summary "(N inner-chunk crc32c checked)", or -1.
+long inner_checksums_checked(const std::string& output)
+{
+    const auto at = output.rfind(" inner-chunk crc32c checked)");
+    if (at == std::string::npos)
+    {
+        return -1;
+    }
+    const auto open = output.rfind('(', at);
+    return open == std::string::npos ? -1 : std::stol(output.substr(open + 1, at - open - 1));
 }
 
 /// A sharded variant of a manifest entry, inner chunks encoded with the entry's codecs and the
@@ -227,22 +294,40 @@ TEST_SUITE("interop")
 {
     TEST_CASE("zarrita v3 arrays read by zarrxt, whole and in sub-regions")
     {
-        if (const auto why = zarrita_missing(); !why.empty())
-        {
-            ZX_SKIP(why);
-        }
+        ZX_REQUIRE_ZARRITA();
         const auto& z = zarrita_written();
         INFO(z.result.output);
         REQUIRE(z.result.status == 0);
         zi::check_manifest_arrays(z.dir.path(), z.manifest);
     }
 
+    TEST_CASE("dimension_names written by zarrita are read by zarrxt, null entries included")
+    {
+        ZX_REQUIRE_ZARRITA();
+        const auto& z = zarrita_written();
+        REQUIRE(z.result.status == 0);
+        zx::filesystem_store store{(z.dir.path() / "arrays").string()};
+        int named = 0, with_null = 0, unnamed = 0;
+        for (const auto& e : z.manifest.at("arrays"))
+        {
+            const std::string name = e.at("name").get<std::string>();
+            INFO("array ", name);
+            const zx::json want = e.value("dimension_names", zx::json(nullptr));
+            CHECK(dimension_names_json(zx::open_any(store, name).metadata()) == want);
+            named += want.is_array() ? 1 : 0;
+            unnamed += want.is_null() ? 1 : 0;
+            with_null +=
+                want.is_array() && std::find(want.begin(), want.end(), nullptr) != want.end() ? 1 : 0;
+        }
+        // The matrix has all three kinds (tests/peers/zarrita_peer.mjs, dimensionNamesFor).
+        CHECK(named > 10);
+        CHECK(with_null > 3);
+        CHECK(unnamed > 10);
+    }
+
     TEST_CASE("zarrxt hash agrees with the SHA-256 of zarrita's bytes")
     {
-        if (const auto why = zarrita_missing(); !why.empty())
-        {
-            ZX_SKIP(why);
-        }
+        ZX_REQUIRE_ZARRITA();
         const std::string tool = zxtest::env("ZARRXT_TOOL");
         if (tool.empty() || !std::filesystem::exists(tool))
         {
@@ -255,10 +340,7 @@ TEST_SUITE("interop")
 
     TEST_CASE("zarrxt writes the same v3 matrix, plus sharded variants, and zarrita verifies it")
     {
-        if (const auto why = zarrita_missing(); !why.empty())
-        {
-            ZX_SKIP(why);
-        }
+        ZX_REQUIRE_ZARRITA();
         const auto& z = zarrita_written();
         REQUIRE(z.result.status == 0);
         std::vector<zx::json> entries;
@@ -365,14 +447,85 @@ TEST_SUITE("interop")
         const auto r = zxtest::run(peer_command("verify", dir.str()));
         CHECK_MESSAGE(r.status == 0, r.output);
         MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+        // The peer walked the shards and checked the inner chunks' crc32c itself.
+        CHECK(inner_checksums_checked(r.output) > 50);
+    }
+
+    TEST_CASE("the peer's own crc32c checks fail on a corrupted checksum zarrita would accept")
+    {
+        ZX_REQUIRE_ZARRITA();
+        // A sharded array with crc32c on the inner chunks and on the index (zarrita strips both
+        // without checking), and an array with crc32c on whole chunks.
+        zxtest::temp_dir dir("zarrxt-zarrita-crc");
+        zx::filesystem_store store{(dir.path() / "arrays").string()};
+        const zx::json codecs_inner = zx::json::array(
+            {{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}, {{"name", "crc32c"}}});
+        zx::json sharded = {
+            {"name", "sharded"},
+            {"dtype", "int32"},
+            {"shape", {8, 8}},
+            {"chunks", {8, 8}},
+            {"read_chunks", {4, 4}},
+            {"seed", 3},
+            {"written", nullptr},
+            {"fill_value", 0},
+            {"chunk_key_encoding", {{"name", "default"}, {"configuration", {{"separator", "/"}}}}}};
+        sharded["codecs"] = zx::json::array({{{"name", "sharding_indexed"},
+                                              {"configuration",
+                                               {{"chunk_shape", {4, 4}},
+                                                {"codecs", codecs_inner},
+                                                {"index_codecs", codecs_inner},
+                                                {"index_location", "end"}}}}});
+        zx::json whole = sharded;
+        whole["name"] = "whole";
+        whole.erase("read_chunks");
+        whole["chunks"] = {4, 4};
+        whole["codecs"] = codecs_inner;
+        zx::json manifest = {{"writer", "zarrxt"}, {"arrays", {sharded, whole}}};
+        for (const auto& e : manifest["arrays"])
+        {
+            zi::create_with_formula(store, e.at("name").get<std::string>(), v3_options_for(e), e);
+        }
+        zxtest::write_file(dir.path() / "manifest.json", manifest.dump(1));
+        const auto clean = zxtest::run(peer_command("verify", dir.str()));
+        REQUIRE_MESSAGE(clean.status == 0, clean.output);
+        CHECK(inner_checksums_checked(clean.output) == 4);
+
+        // One byte of inner chunk 0's stored checksum, found through the index (little-endian
+        // offset and size of entry 0, 16 * 4 + 4 bytes from the end of the shard).
+        const auto shard_path = dir.path() / "arrays" / "sharded" / "c" / "0" / "0";
+        const std::string pristine = zxtest::read_file(shard_path);
+        std::uint64_t offset = 0, nbytes = 0;
+        const std::size_t index_at = pristine.size() - (16 * 4 + 4);
+        std::memcpy(&offset, pristine.data() + index_at, 8);
+        std::memcpy(&nbytes, pristine.data() + index_at + 8, 8);
+        REQUIRE(offset + nbytes <= index_at);
+        std::string bad = pristine;
+        bad[offset + nbytes - 1] = static_cast<char>(bad[offset + nbytes - 1] ^ 0x10);
+        zxtest::write_file(shard_path, bad);
+        const auto r = zxtest::run(peer_command("verify", dir.str()));
+        CHECK_MESSAGE(r.status != 0, r.output);
+        CHECK(r.output.find("FAIL sharded: shard c/0/0: inner chunk 0 crc32c mismatch") != std::string::npos);
+        CHECK(r.output.find("ok   whole") != std::string::npos);
+        // zarrxt itself refuses the damaged inner chunk.
+        CHECK_THROWS_AS((zx::open<std::int32_t, 2>(store, "sharded").read()), zx::codec_error);
+
+        // A damaged whole-chunk checksum is caught the same way.
+        zxtest::write_file(shard_path, pristine);
+        const auto chunk_path = dir.path() / "arrays" / "whole" / "c" / "1" / "1";
+        std::string chunk = zxtest::read_file(chunk_path);
+        chunk[0] = static_cast<char>(chunk[0] ^ 0x01);
+        zxtest::write_file(chunk_path, chunk);
+        const auto r2 = zxtest::run(peer_command("verify", dir.str()));
+        CHECK_MESSAGE(r2.status != 0, r2.output);
+        CHECK(r2.output.find("FAIL whole: ") != std::string::npos);
+        CHECK(r2.output.find("chunk c/1/1: crc32c mismatch") != std::string::npos);
+        CHECK(r2.output.find("ok   sharded") != std::string::npos);
     }
 
     TEST_CASE("zarrxt updates zarrita's arrays in place and zarrita reads the result")
     {
-        if (const auto why = zarrita_missing(); !why.empty())
-        {
-            ZX_SKIP(why);
-        }
+        ZX_REQUIRE_ZARRITA();
         const auto& z = zarrita_written();
         REQUIRE(z.result.status == 0);
         zxtest::temp_dir dir("zarrxt-zarrita-update");

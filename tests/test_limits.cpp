@@ -66,10 +66,7 @@ auto create_strict(Store& s, const std::string& path, const zx::v3_options& o, c
                       strict_limits>(s, path, o, zx::inline_executor{}, l);
 }
 
-zx::codec_spec bytes_le()
-{
-    return zx::codec_spec("bytes", {{"endian", "little"}});
-}
+using zxhostile::bytes_le;
 
 /// A nesting of `depth` arrays (or objects), closed or left open.
 std::string nested(std::size_t depth, bool objects, bool closed = true)

@@ -8,6 +8,7 @@
 #include <blosc.h>
 #endif
 
+#include <algorithm>
 #include <filesystem>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -20,10 +21,7 @@ using zx::json;
 using zxhostile::get_bytes;
 using zxhostile::put_bytes;
 
-zx::codec_spec bytes_le()
-{
-    return zx::codec_spec("bytes", {{"endian", "little"}});
-}
+using zxhostile::bytes_le;
 
 /// A policy with every cap small; tests change the one they exercise.
 struct small_limits
@@ -60,9 +58,11 @@ TEST_SUITE("regressions")
         // (2^64), so the first value out of range passes and is converted with undefined behaviour:
         // GCC on x86-64 stores INT64_MIN and 0, clang INT64_MIN and 2^63 (clang's
         // -fsanitize=float-cast-overflow reports it; GCC's -fsanitize=undefined does not include it).
-        for (const auto& [dtype, fill] : std::vector<std::pair<const char*, double>>{
+        for (const auto& entry : std::vector<std::pair<const char*, double>>{
                  {"int64", 9223372036854775808.0}, {"uint64", 18446744073709551616.0}})
         {
+            const char* dtype = entry.first;
+            const double fill = entry.second;
             INFO(std::string(dtype));
             CHECK_THROWS_WITH_AS(zx::parse_fill_value(json(fill), *zx::dtype_from_v3_name(dtype), 3),
                                  doctest::Contains("[zarrxt.metadata.6]"), zx::metadata_error);
@@ -391,5 +391,98 @@ TEST_SUITE("regressions")
         layout.compressor = lowered;
         const auto again = zx::parse_v2_array(zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill, layout));
         CHECK(again.codecs.back() == lowered);
+    }
+
+    TEST_CASE("a v2 array with a shuffle filter and no compressor cannot write its own .zarray back")
+    {
+        // Found by fuzz_metadata_v2 (tests/fuzz/regressions/metadata_v2/): the filter is lowered
+        // to a bytes->bytes codec after `bytes`, which the write-back took for a compressor and
+        // refused ("no Zarr v2 compressor equivalent"). v2_layout_of raises it back to a filter.
+        const json doc =
+            json::parse(R"({"chunks":[4,3],"compressor":null,"dtype":"<f4","fill_value":0.0,)"
+                        R"("filters":[{"id":"shuffle","elementsize":2}],"order":"C","shape":[10,7],)"
+                        R"("zarr_format":2})");
+        const auto m = zx::parse_v2_array(doc);
+        REQUIRE(m.codecs.size() == 2);
+        CHECK(m.codecs[1].name == "numcodecs.shuffle");
+        const auto layout = zx::v2_layout_of(m);
+        CHECK_FALSE(layout.compressor.has_value());
+        REQUIRE(layout.filters.size() == 1);
+        const json back = zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill, layout);
+        CHECK(back["compressor"].is_null());
+        CHECK(back["filters"] == json::parse(R"([{"id": "shuffle", "elementsize": 2}])"));
+        const auto again = zx::parse_v2_array(back);
+        CHECK(again.codecs == m.codecs);
+        CHECK(again.shape == m.shape);
+        CHECK(again.chunk_shape == m.chunk_shape);
+
+        // The same chain with a compressor after the filter, and array filters before `bytes`.
+        json both = doc;
+        both["compressor"] = {{"id", "zlib"}, {"level", 1}};
+        both["filters"] =
+            json::parse(R"([{"id": "delta", "dtype": "<f4"}, {"id": "shuffle", "elementsize": 4}])");
+        const auto m2 = zx::parse_v2_array(both);
+        const auto l2 = zx::v2_layout_of(m2);
+        REQUIRE(l2.compressor.has_value());
+        CHECK(l2.compressor->name == "numcodecs.zlib");
+        CHECK(zx::parse_v2_array(zx::make_v2_array_document(m2.shape, m2.chunk_shape, m2.dtype, m2.fill, l2))
+                  .codecs == m2.codecs);
+
+        // Arrays with filters can be created, written and read (v2_options::filters).
+        zx::memory_store s;
+        auto a = zx::create<float, 2>(
+            s, "f",
+            zx::v2_options{.shape = {10, 7},
+                           .chunks = {4, 3},
+                           .compressor = std::nullopt,
+                           .filters = {zx::codec_spec("numcodecs.shuffle", {{"elementsize", 4}})}});
+        xt::xtensor<float, 2> v = xt::xtensor<float, 2>::from_shape({10, 7});
+        for (std::size_t i = 0; i < v.size(); ++i)
+        {
+            v.data()[i] = static_cast<float>(i) * 1.5f - 3.0f;
+        }
+        a.write({{0, 0}, {10, 7}}, v);
+        CHECK(zx::open<float, 2>(s, "f").read() == v);
+        const auto zarray = zx::get(s, "f/.zarray");
+        REQUIRE(zarray.has_value());
+        CHECK(json::parse(
+                  std::string(reinterpret_cast<const char*>(zarray->data()), zarray->size()))["filters"] ==
+              json::parse(R"([{"id": "shuffle", "elementsize": 4}])"));
+
+        // A chain v2 cannot express is metadata error 14, not a wrong document.
+        zx::array_metadata v3 = zx::parse_v3_array(zxhostile::v3_array_doc());
+        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.14", "", zx::v2_layout_of(v3));
+    }
+
+    TEST_CASE("non-ASCII attributes are written as raw UTF-8, which zarr-python 2 cannot read")
+    {
+        // zarr-python 2.13 decodes metadata documents as ASCII; the hierarchy test against it
+        // failed on a unicode group attribute. Every document zarrxt writes is now ASCII, with
+        // \u escapes that any JSON reader turns back into the same text.
+        const std::string text = "\xc3\xbc"
+                                 "n"
+                                 "\xc3\xaf"
+                                 "c"
+                                 "\xc3\xb8"
+                                 "d"
+                                 "\xc3\xa9"
+                                 " \xe2\x9c\x93"; // UTF-8
+        zx::memory_store s;
+        auto g = zx::group<zx::memory_store>::create(
+            s, "g", zx::group_options{.zarr_format = 2, .attributes = {{"u", text}}});
+        auto a = zx::create<std::uint8_t, 1>(s, "a", zx::v3_options{.shape = {1}, .chunk_shape = {1}});
+        a.set_attributes({{"u", text}});
+        for (const char* key : {"g/.zattrs", "a/zarr.json"})
+        {
+            CAPTURE(key);
+            const auto doc = zx::get(s, key);
+            REQUIRE(doc.has_value());
+            const std::string written(reinterpret_cast<const char*>(doc->data()), doc->size());
+            CHECK(std::all_of(written.begin(), written.end(),
+                              [](char c) { return static_cast<unsigned char>(c) < 0x80; }));
+            CHECK(written.find("\\u00fcn") != std::string::npos);
+        }
+        CHECK(zx::group<zx::memory_store>::open(s, "g").attributes()["u"] == text);
+        CHECK(zx::open<std::uint8_t, 1>(s, "a").attributes()["u"] == text);
     }
 }

@@ -309,13 +309,17 @@ TEST_SUITE("sharding")
                 while (ready < threads)
                 {
                 }
-                // Thread t owns rows t, t+8, ...; each write is 2 rows so regions overlap another
-                // thread's rows too (which it rewrites with what it just read).
+                // Thread t owns rows t, t+8, ...; each write is 2 rows, its own and the next one
+                // (the row before for the last row), so regions overlap another thread's rows too.
+                // Every row is written with the value it must end with (row + 1), so the final
+                // state does not depend on the order of the writes, only on none being lost.
                 for (std::uint64_t r = static_cast<std::uint64_t>(t); r < 32; r += threads)
                 {
-                    auto row = xt::xtensor<std::int32_t, 2>::from_shape({1, 32});
-                    row.fill(static_cast<std::int32_t>(r + 1));
-                    a.write({{r, 0}, {1, 32}}, row);
+                    const std::uint64_t first = r + 1 < 32 ? r : r - 1;
+                    auto rows = xt::xtensor<std::int32_t, 2>::from_shape({2, 32});
+                    xt::view(rows, 0, xt::all()) = static_cast<std::int32_t>(first + 1);
+                    xt::view(rows, 1, xt::all()) = static_cast<std::int32_t>(first + 2);
+                    a.write({{first, 0}, {2, 32}}, rows);
                 }
             });
         }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -45,6 +46,21 @@ inline zx::limit_values limits()
     std::fprintf(stderr, "\nzarrxt fuzz contract violated: %s\n", what.c_str());
     std::fflush(stderr);
     std::abort();
+}
+
+/// The planted crash of the harness test (tests/fuzz/check_planted_crash.py): when
+/// ZARRXT_FUZZ_PLANTED_CRASH is set, an input starting with `planted_mark` violates the contract,
+/// so that test can show that a finding fails the suite. Inert otherwise.
+inline constexpr std::string_view planted_mark = "zarrxt planted crash";
+
+inline void planted_crash(const std::uint8_t* data, std::size_t size)
+{
+    static const bool armed = std::getenv("ZARRXT_FUZZ_PLANTED_CRASH") != nullptr;
+    if (armed && size >= planted_mark.size() &&
+        std::memcmp(data, planted_mark.data(), planted_mark.size()) == 0)
+    {
+        fail("planted crash (the harness test of tests/fuzz/meson.build)");
+    }
 }
 
 inline void require(bool ok, const std::string& what)

@@ -7,6 +7,10 @@ numcodecs 0.11:
     zarr_python_peer.py write DIR    write a matrix of v2 arrays with zarr-python into DIR
     zarr_python_peer.py verify DIR   check arrays that zarrxt wrote into DIR
     zarr_python_peer.py dump PATH    print one array as zarr-python reads it (hex, see below)
+    zarr_python_peer.py write-groups DIR    write a hierarchy (nested groups with attributes,
+                                            arrays inside) into DIR/arrays, described in the
+                                            manifest as well (see `groups` below)
+    zarr_python_peer.py verify-groups DIR   check a hierarchy zarrxt wrote from such a manifest
     zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
 
 Both directions share one manifest format, DIR/manifest.json:
@@ -24,6 +28,11 @@ Both directions share one manifest format, DIR/manifest.json:
                    "filters": [{"id": "packbits"}, ...]},   # only when the array has filters
         "expected": "expected/<name>.bin",  # write only: the peer's own read-back
         "digest": "<16 hex digits>"}]}      # write only: SHA-256 of the expected bytes
+
+Hierarchies add "groups": [{"path": "sub/deeper", "attributes": {...}, "groups": [child group
+names], "arrays": [child array names]}] to the manifest; array names are then paths inside the
+hierarchy and array entries carry their "attributes". The writer fills these from what
+zarr-python reads back (attrs, group_keys, array_keys), not from what it was asked to write.
 
 The expected bytes are the array as zarr-python reads it back, C order, little-endian, bool as
 one byte. Comparing against the peer's own output (not against zarrxt's) is what lets the C++
@@ -434,6 +443,114 @@ def verify(root):
     return 1 if failed else 0
 
 
+# ------------------------------------------------------------------------------------- groups
+
+# The hierarchy: nested groups with and without attributes (every JSON type, unicode, integers
+# beyond 2**53), arrays at several depths with their own attributes.
+GROUP_TREE = [
+    ("", {"title": "zarrxt interop hierarchy", "version": 2}),
+    ("sub", {"description": "a child group", "tags": ["a", "b"], "nested": {"x": 1, "y": [1.5, None, True]}}),
+    ("sub/deeper", {}),
+    ("sub/deeper/deepest", {"unicode": "\u00fcn\u00efc\u00f8d\u00e9 \u2713", "big": 2 ** 53 + 1, "neg": -7,
+                            "float": 0.1}),
+    ("other", {"empty_list": [], "empty_object": {}, "false": False}),
+]
+GROUP_ARRAYS = [
+    # path, dtype, byte order, shape, chunks, compressor label, order, attributes
+    ("values", "int32", "<", [6, 5], [4, 4], "zlib", "C", {"units": "m"}),
+    ("sub/temps", "float64", ">", [7, 3], [3, 3], "none", "F", {"long_name": "temperature", "scale": 0.5}),
+    ("sub/deeper/deepest/mask", "bool", "|", [9], [4], "zstd", "C", {}),
+    ("other/counts", "uint16", "<", [3, 4, 5], [2, 2, 2], "gzip", "C", {"note": "three dims", "ids": [3, 1, 2]}),
+]
+
+
+def describe_groups(root):
+    """What zarr-python reads of a hierarchy: the manifest's "groups" list."""
+    out = []
+    for path, _ in GROUP_TREE:
+        g = zarr.open_group(os.path.join(root, path) if path else root, mode="r")
+        out.append(dict(path=path, attributes=g.attrs.asdict(), groups=sorted(g.group_keys()),
+                        arrays=sorted(g.array_keys())))
+    return out
+
+
+def write_groups(out_dir):
+    root_dir = os.path.join(out_dir, "arrays")
+    root = zarr.open_group(root_dir, mode="w")
+    for path, attrs in GROUP_TREE:
+        g = root.require_group(path) if path else root
+        g.attrs.update(attrs)
+    comp = dict(COMPRESSORS)
+    cases = []
+    for path, dtype, bo, shape, chunks, clabel, order, attrs in GROUP_ARRAYS:
+        cases.append(dict(dtype=dtype, byteorder=bo, shape=shape, chunks=chunks, clabel=clabel,
+                          compressor=comp[clabel], order=order, sep=".", fill=0, written=None, path=path,
+                          attrs=attrs))
+    entries = []
+    os.makedirs(os.path.join(out_dir, "expected"), exist_ok=True)
+    for seed, c in enumerate(cases, start=1000):
+        code = KIND[c["dtype"]]
+        dt = np.dtype(c["byteorder"] + code if c["byteorder"] != "|" else "|" + code)
+        z = root.create_dataset(c["path"], shape=tuple(c["shape"]), chunks=tuple(c["chunks"]), dtype=dt,
+                                compressor=c["compressor"]() if c["compressor"] else None,
+                                fill_value=fill_from_json(c["dtype"], c["fill"]), order=c["order"])
+        n = int(np.prod(c["shape"], dtype=np.int64))
+        z[...] = formula(c["dtype"], n, seed).reshape(tuple(c["shape"]))
+        z.attrs.update(c["attrs"])
+        back = zarr.open_array(os.path.join(root_dir, c["path"]), mode="r")
+        data = le_bytes(back[...])
+        rel = os.path.join("expected", c["path"].replace("/", "__") + ".bin")
+        with open(os.path.join(out_dir, rel), "wb") as f:
+            f.write(data)
+        with open(os.path.join(root_dir, c["path"], ".zarray")) as f:
+            stored_fill = json.load(f)["fill_value"]
+        entries.append(dict(name=c["path"], dtype=c["dtype"], shape=c["shape"], chunks=list(back.chunks), seed=seed,
+                            written=None, fill_value=stored_fill, attributes=back.attrs.asdict(), expected=rel,
+                            digest=hashlib.sha256(data).hexdigest()[:16],
+                            expect=dict(typestr=back.dtype.str, order=back.order, dimension_separator=".",
+                                        compressor=back.compressor.get_config() if back.compressor else None)))
+    manifest = {"writer": "zarr-python " + zarr.__version__, "arrays": entries, "groups": describe_groups(root_dir)}
+    with open(os.path.join(out_dir, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    print("zarr-python %s wrote a hierarchy of %d groups and %d arrays" % (zarr.__version__, len(GROUP_TREE),
+                                                                          len(entries)))
+    return 0
+
+
+def verify_groups(root):
+    with open(os.path.join(root, "manifest.json")) as f:
+        manifest = json.load(f)
+    root_dir = os.path.join(root, "arrays")
+    failed = 0
+    for g in manifest["groups"]:
+        problems = []
+        try:
+            grp = zarr.open_group(os.path.join(root_dir, g["path"]) if g["path"] else root_dir, mode="r")
+            if grp.attrs.asdict() != g["attributes"]:
+                problems.append("attributes %r, expected %r" % (grp.attrs.asdict(), g["attributes"]))
+            if sorted(grp.group_keys()) != g["groups"]:
+                problems.append("child groups %s, expected %s" % (sorted(grp.group_keys()), g["groups"]))
+            if sorted(grp.array_keys()) != g["arrays"]:
+                problems.append("child arrays %s, expected %s" % (sorted(grp.array_keys()), g["arrays"]))
+        except Exception as exc:
+            problems.append("zarr.open_group failed: %r" % exc)
+        failed += 1 if problems else 0
+        print(("FAIL group %r: %s" % (g["path"], "; ".join(problems))) if problems else "ok   group %r" % g["path"])
+    for e in manifest["arrays"]:
+        problems = verify_one(root, e)
+        try:
+            attrs = zarr.open_array(os.path.join(root_dir, e["name"]), mode="r").attrs.asdict()
+            if attrs != e["attributes"]:
+                problems.append("attributes %r, expected %r" % (attrs, e["attributes"]))
+        except Exception as exc:
+            problems.append("attributes unreadable: %r" % exc)
+        failed += 1 if problems else 0
+        print(("FAIL array %s: %s" % (e["name"], "; ".join(problems))) if problems else "ok   array %s" % e["name"])
+    print("zarr-python %s verified a hierarchy of %d groups and %d arrays written by %s: %d failed"
+          % (zarr.__version__, len(manifest["groups"]), len(manifest["arrays"]), manifest.get("writer", "?"), failed))
+    return 1 if failed or not manifest["groups"] else 0
+
+
 def selftest():
     """A few formula values, so a reader can compare implementations by eye."""
     for dtype, _, _ in DTYPES:
@@ -452,6 +569,10 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "dump":
         print(le_bytes(zarr.open_array(argv[2], mode="r")[...]).hex())
         return 0
+    if len(argv) == 3 and argv[1] == "write-groups":
+        return write_groups(argv[2])
+    if len(argv) == 3 and argv[1] == "verify-groups":
+        return verify_groups(argv[2])
     if len(argv) == 2 and argv[1] == "selftest":
         selftest()
         return 0

@@ -6,7 +6,8 @@
 // zarrita is loaded from $ZARRXT_NODE_MODULES (scripts/test installs zarrita 0.7.5 into
 // <build>/npm/node_modules). The manifest (DIR/manifest.json) has one entry per array:
 //   {name, dtype, shape, chunks, seed, written: null | {offset, extent}, fill_value (v3 JSON),
-//    codecs (the zarr.json codec list), chunk_key_encoding, expected, digest}
+//    codecs (the zarr.json codec list), chunk_key_encoding, dimension_names (when the array has
+//    them, as its zarr.json states them), expected, digest}
 // and, from zarrxt, optionally overlay: {offset, extent, seed}, a box rewritten with the formula
 // of another seed, and read_chunks: the chunk shape zarrita reports (inner chunks when sharded).
 // "expected" (write only) is the array as zarrita reads it back, C order, little-endian, bool
@@ -24,7 +25,9 @@
 // - It cannot write sharded arrays (set() throws "set on sharded arrays"), so sharding is only
 //   tested zarrxt -> zarrita; it reads the shard index from the end of the shard only.
 // - Its crc32c decoder strips the checksum without checking it, so `verify` checks every
-//   crc32c it meets itself (whole chunks, and shard indexes).
+//   crc32c it meets itself: whole chunks, shard indexes, and every inner chunk of a shard (it
+//   walks the shard index) whose inner codecs end with crc32c. The crc32c below is this
+//   script's own; it is checked against the standard check value at start-up.
 // - No float16 (Node 20 has no Float16Array) and no complex data types.
 // - For bool with {"endian": "big"} zarrita byte-swaps in groups of 4 (its bytesPerElement()
 //   falls back to 4 for BoolArray), on write and on read: its files are then wrong and it
@@ -393,6 +396,17 @@ function matrix() {
   return cases;
 }
 
+/**
+ * dimension_names of the i-th array: none for every third, names for the others, with a null
+ * (an unnamed axis, which the spec allows) in every other named array of rank 2 or more.
+ */
+function dimensionNamesFor(i, rank) {
+  if (i % 3 === 2) return undefined;
+  const names = ["t", "z", "y", "x"].slice(4 - rank);
+  if (i % 2 === 1 && rank >= 2) names[0] = null;
+  return names;
+}
+
 const caseName = (c) => [c.dtype, c.chain, keyLabel(c.key), ...(c.label ? [c.label] : [])].join(".");
 
 // ------------------------------------------------------------------------------------ write
@@ -420,6 +434,7 @@ async function writeMatrix(dir) {
       codecs,
       fillValue: typeof fillValue === "bigint" ? Number(fillValue) : fillValue,
       chunkSeparator: c.key.configuration.separator,
+      dimensionNames: dimensionNamesFor(i, c.shape.length),
     });
     if (c.key.name !== "default") {
       // zarr.create() always writes the "default" chunk key encoding; switch the document to
@@ -460,6 +475,7 @@ async function writeMatrix(dir) {
       fill_value: doc.fill_value,
       codecs: doc.codecs,
       chunk_key_encoding: doc.chunk_key_encoding,
+      ...(doc.dimension_names !== undefined ? { dimension_names: doc.dimension_names } : {}),
       expected: rel,
       digest: createHash("sha256").update(bytes).digest("hex").slice(0, 16),
     });
@@ -514,6 +530,14 @@ async function verifyOne(dir, e) {
   if (JSON.stringify(arr.chunks) !== JSON.stringify(readChunks)) {
     problems.push(`chunks ${arr.chunks}, expected ${readChunks}`);
   }
+  // dimension_names, in the document and as zarrita reports them.
+  const wantNames = JSON.stringify(e.dimension_names ?? null);
+  if (JSON.stringify(doc.dimension_names ?? null) !== wantNames) {
+    problems.push(`zarr.json dimension_names ${JSON.stringify(doc.dimension_names)}, expected ${wantNames}`);
+  }
+  if (JSON.stringify(arr.dimensionNames ?? null) !== wantNames) {
+    problems.push(`zarrita reports dimension names ${JSON.stringify(arr.dimensionNames)}, expected ${wantNames}`);
+  }
   const width = DTYPES[e.dtype].width;
   const want = expectedBytes(e);
   // The fill value as zarrita decodes it.
@@ -552,7 +576,7 @@ async function verifyOne(dir, e) {
   }
   // zarrita's crc32c decoder does not check checksums: check them here.
   const outer = doc.codecs[doc.codecs.length - 1];
-  const sharding = doc.codecs.find((c) => c.name === "sharding_indexed");
+  const sharding = doc.codecs.length === 1 && doc.codecs[0].name === "sharding_indexed" ? doc.codecs[0] : null;
   for (const file of listFiles(arrDir)) {
     const bytes = fs.readFileSync(file);
     const rel = path.relative(arrDir, file);
@@ -562,15 +586,58 @@ async function verifyOne(dir, e) {
         problems.push(`chunk ${rel}: crc32c mismatch`);
       }
     }
-    if (sharding && sharding.configuration.index_codecs.some((c) => c.name === "crc32c")) {
-      const inner = sharding.configuration.chunk_shape;
-      const count = product(doc.chunk_grid.configuration.chunk_shape.map((s, d) => s / inner[d]));
-      const index = bytes.subarray(bytes.length - 16 * count - 4, bytes.length - 4);
-      const stored = bytes.readUInt32LE(bytes.length - 4);
-      if (stored !== crc32c(index)) problems.push(`shard ${rel}: index crc32c mismatch`);
+    if (sharding) {
+      checkShard(bytes, sharding.configuration, doc.chunk_grid.configuration.chunk_shape, `shard ${rel}`, problems);
     }
   }
   return problems;
+}
+
+let innerChecksums = 0; // inner-chunk checksums verified by checkShard, for the summary line
+
+/**
+ * Walk a shard's index (sharding_indexed configuration `cfg`, shard shape `shardShape`): check
+ * the index's own crc32c, that every entry lies inside the shard, and the crc32c of every inner
+ * chunk whose codecs end with crc32c; nested shards are walked the same way.
+ */
+function checkShard(bytes, cfg, shardShape, label, problems) {
+  const inner = cfg.chunk_shape;
+  const count = product(shardShape.map((s, d) => s / inner[d]));
+  const indexCodecs = cfg.index_codecs;
+  const indexCrc = indexCodecs.some((c) => c.name === "crc32c");
+  const bigEndian = indexCodecs.some((c) => c.name === "bytes" && c.configuration?.endian === "big");
+  const indexSize = 16 * count + (indexCrc ? 4 : 0);
+  if (bytes.length < indexSize) {
+    problems.push(`${label}: ${bytes.length} bytes, shorter than its ${indexSize}-byte index`);
+    return;
+  }
+  const at = (cfg.index_location ?? "end") === "start" ? 0 : bytes.length - indexSize;
+  const index = bytes.subarray(at, at + indexSize);
+  if (indexCrc && index.readUInt32LE(16 * count) !== crc32c(index.subarray(0, 16 * count))) {
+    problems.push(`${label}: index crc32c mismatch`);
+  }
+  const innerCodecs = cfg.codecs;
+  const innerCrc = innerCodecs[innerCodecs.length - 1].name === "crc32c";
+  const nested = innerCodecs.length === 1 && innerCodecs[0].name === "sharding_indexed" ? innerCodecs[0] : null;
+  const missing = 0xffffffffffffffffn;
+  for (let i = 0; i < count; i++) {
+    const read = (k) => (bigEndian ? index.readBigUInt64BE(16 * i + 8 * k) : index.readBigUInt64LE(16 * i + 8 * k));
+    const [offset, nbytes] = [read(0), read(1)];
+    if (offset === missing && nbytes === missing) continue;
+    if (offset + nbytes > BigInt(bytes.length)) {
+      problems.push(`${label}: inner chunk ${i} at ${offset}+${nbytes} lies outside the shard`);
+      continue;
+    }
+    const chunk = bytes.subarray(Number(offset), Number(offset + nbytes));
+    if (innerCrc) {
+      if (chunk.length < 4 || chunk.readUInt32LE(chunk.length - 4) !== crc32c(chunk.subarray(0, chunk.length - 4))) {
+        problems.push(`${label}: inner chunk ${i} crc32c mismatch`);
+      } else {
+        innerChecksums++;
+      }
+    }
+    if (nested) checkShard(chunk, nested.configuration, inner, `${label} inner chunk ${i}`, problems);
+  }
 }
 
 async function verify(dir) {
@@ -591,8 +658,8 @@ async function verify(dir) {
     }
   }
   console.log(
-    `zarrita ${ZARRITA_VERSION} verified ${manifest.arrays.length} arrays written by ${manifest.writer}: ` +
-      `${failed} failed`,
+    `zarrita ${ZARRITA_VERSION} verified ${manifest.arrays.length} arrays written by ${manifest.writer} ` +
+      `(${innerChecksums} inner-chunk crc32c checked): ${failed} failed`,
   );
   return failed ? 1 : 0;
 }

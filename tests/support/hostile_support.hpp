@@ -4,6 +4,7 @@
 // measuring the peak memory an operation costs.
 #pragma once
 
+#include "expect_error.hpp"
 #include "test_support.hpp"
 
 #include <zarrxt/zarrxt.hpp>
@@ -25,91 +26,19 @@ namespace zxhostile
 
 namespace zx = zarrxt;
 using zx::json;
+using zxtest::class_matches;
+using zxtest::expect_error;
 
 inline bool contains(std::string_view haystack, std::string_view needle)
 {
     return haystack.find(needle) != std::string_view::npos;
 }
 
-/// The exception class an id's category must come with (a codec error thrown as a plain
-/// zarrxt::error, or an array error thrown as a metadata error, is a bug even with the right text).
-inline bool class_matches(const zx::error& e)
+/// The little-endian `bytes` codec spec the hostile tests build chains from.
+inline zx::codec_spec bytes_le()
 {
-    const std::string& c = e.category();
-    if (c == "metadata")
-    {
-        return dynamic_cast<const zx::metadata_error*>(&e) != nullptr;
-    }
-    if (c == "codec")
-    {
-        return dynamic_cast<const zx::codec_error*>(&e) != nullptr;
-    }
-    if (c == "store")
-    {
-        return dynamic_cast<const zx::store_error*>(&e) != nullptr;
-    }
-    if (c == "array")
-    {
-        return dynamic_cast<const zx::array_error*>(&e) != nullptr;
-    }
-    if (c == "shard")
-    {
-        return dynamic_cast<const zx::shard_error*>(&e) != nullptr;
-    }
-    if (c == "limit")
-    {
-        return dynamic_cast<const zx::limit_exceeded*>(&e) != nullptr;
-    }
-    return false;
+    return zx::codec_spec("bytes", {{"endian", "little"}});
 }
-
-/// Runs `f`, which must throw E with exactly `id` and naming `key` (both as key() and in what()).
-/// Returns the error for further checks; any other outcome is a failed check, never an escape.
-template <class E, class F>
-std::optional<E> expect_error(F&& f, std::string_view id, std::string_view key)
-{
-    try
-    {
-        f();
-    }
-    catch (const E& e)
-    {
-        const std::string what = e.what();
-        INFO("what(): " << what);
-        CHECK(e.id() == id);
-        CHECK(what.rfind("[" + std::string(id) + "]", 0) == 0);
-        CHECK(class_matches(e));
-        CHECK(e.key() == key);
-        if (!key.empty())
-        {
-            CHECK(contains(what, "key \"" + std::string(key) + "\""));
-        }
-        return e;
-    }
-    catch (const zx::error& e)
-    {
-        FAIL_CHECK("expected [" << id << "] for key \"" << key
-                                << "\", got another zarrxt error: " << std::string(e.what()));
-        return std::nullopt;
-    }
-    catch (const std::exception& e)
-    {
-        FAIL_CHECK("expected [" << id << "] for key \"" << key
-                                << "\", got a non-zarrxt exception: " << std::string(e.what()));
-        return std::nullopt;
-    }
-    FAIL_CHECK("expected [" << id << "] for key \"" << key << "\", but nothing was thrown");
-    return std::nullopt;
-}
-
-/// ZX_EXPECT_ERROR(Type, "zarrxt.codec.4", "a/c/0/0", expression...): the expression comes last so
-/// that template argument lists and braced regions need no extra parentheses.
-#define ZX_EXPECT_ERROR(E, id, key, ...)                                                                     \
-    [&]                                                                                                      \
-    {                                                                                                        \
-        INFO("expression: " #__VA_ARGS__);                                                                   \
-        return ::zxhostile::expect_error<E>([&] { (void)(__VA_ARGS__); }, id, key);                          \
-    }()
 
 /// Runs `f` and reports the outcome as one line: "ok", "<id> <key>" for a zarrxt error, or a
 /// description of anything else. Used where a child process reports back to the test.

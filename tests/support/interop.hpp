@@ -519,8 +519,10 @@ void check_typed_array(const A& a, const std::string& want, const shape_t& shape
         const std::string diff = describe_difference(got, want, width);
         CHECK_MESSAGE(diff.empty(), "whole array: " << diff);
     }
-    for (const auto& [off, ext] : interesting_regions(shape, chunks))
+    for (const auto& box : interesting_regions(shape, chunks))
     {
+        const shape_t& off = box.first; // not a structured binding: clang 14 cannot capture those
+        const shape_t& ext = box.second;
         const auto r = make_region<N>(off, ext);
         const std::string sub_want = slice_bytes(want, shape, width, off, ext);
         {

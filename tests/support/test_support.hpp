@@ -22,6 +22,8 @@ namespace zxtest
 {
 
 /// A test case that cannot run here says so on a line the summary script counts as skipped.
+/// Only for what a build may lack on purpose (a sanitizer, an optional library, the tool); a
+/// missing peer or corpus uses ZX_SKIP_PEER / ZX_SKIP_CORPUS.
 #define ZX_SKIP(msg)                                                                                          \
     do                                                                                                        \
     {                                                                                                         \
@@ -29,10 +31,31 @@ namespace zxtest
         return;                                                                                               \
     } while (0)
 
+/// A peer (python3-zarr, zarrita) or the conformance corpus is missing: a skip, except when
+/// ZARRXT_REQUIRE_PEERS=1 (scripts/test sets it after installing the peers; CI has the corpus),
+/// where it is a failure. The summary script fails these lines under that variable too.
+#define ZX_SKIP_REQUIRED_(kind, msg)                                                                         \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (::zxtest::peers_required())                                                                      \
+        {                                                                                                    \
+            FAIL("ZARRXT_REQUIRE_PEERS=1, but the " kind " is not usable: " << (msg));                       \
+        }                                                                                                    \
+        std::cout << "ZARRXT-SKIP: " kind ": " << (msg) << std::endl;                                        \
+        return;                                                                                              \
+    } while (0)
+#define ZX_SKIP_PEER(msg) ZX_SKIP_REQUIRED_("peer", msg)
+#define ZX_SKIP_CORPUS(msg) ZX_SKIP_REQUIRED_("corpus", msg)
+
 inline std::string env(const char* name, const std::string& fallback = "")
 {
     const char* v = std::getenv(name);
     return v != nullptr ? std::string(v) : fallback;
+}
+
+inline bool peers_required()
+{
+    return env("ZARRXT_REQUIRE_PEERS") == "1";
 }
 
 /// A fresh directory, removed with everything in it at scope exit.
@@ -141,13 +164,70 @@ inline std::string debian_python()
     return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "";
 }
 
-inline bool python_has_zarr()
+/// What the v2 peer is: Debian's python3-zarr 2.13.x and python3-numcodecs 0.11.x, imported by
+/// /usr/bin/python3 from Debian's /usr/lib/python3/dist-packages. `missing` says why it cannot be
+/// imported; `wrong` that something else answers to the name (a pip-installed zarr 3 in
+/// /usr/local, say), which is never a skip: the tests were written against that version.
+struct python_peer
 {
-    static const bool has = [] {
+    std::string missing;
+    std::string wrong;
+    std::string description;
+};
+
+inline const python_peer& python_zarr()
+{
+    static const python_peer peer = []
+    {
+        python_peer p;
         const auto py = debian_python();
-        return !py.empty() && run(py + " -c 'import zarr, numcodecs'").status == 0;
+        if (py.empty())
+        {
+            p.missing = "/usr/bin/python3 does not exist (Debian package python3)";
+            return p;
+        }
+        const auto r = run(py + " -c 'import zarr, numcodecs; print(zarr.__version__); print(zarr.__file__); "
+                                "print(numcodecs.__version__); print(numcodecs.__file__)'");
+        if (r.status != 0)
+        {
+            p.missing =
+                "/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr): " + r.output;
+            return p;
+        }
+        std::istringstream lines(r.output);
+        std::string zarr_version, zarr_file, numcodecs_version, numcodecs_file;
+        std::getline(lines, zarr_version);
+        std::getline(lines, zarr_file);
+        std::getline(lines, numcodecs_version);
+        std::getline(lines, numcodecs_file);
+        p.description = "zarr " + zarr_version + " (" + zarr_file + "), numcodecs " + numcodecs_version +
+                        " (" + numcodecs_file + ")";
+        const std::string debian = "/usr/lib/python3/dist-packages/";
+        if (zarr_version.rfind("2.13.", 0) != 0 || zarr_file.rfind(debian, 0) != 0 ||
+            numcodecs_version.rfind("0.11.", 0) != 0 || numcodecs_file.rfind(debian, 0) != 0)
+        {
+            p.wrong = "the v2 peer must be Debian's python3-zarr 2.13.x and numcodecs 0.11.x from " + debian +
+                      "; /usr/bin/python3 imports " + p.description;
+        }
+        return p;
     }();
-    return has;
+    return peer;
 }
+
+/// In a test case: fail when another zarr answers for python3-zarr, skip (or fail, see
+/// ZX_SKIP_PEER) when there is none.
+#define ZX_REQUIRE_PYTHON_ZARR()                                                                             \
+    do                                                                                                       \
+    {                                                                                                        \
+        const auto& zx_peer_ = ::zxtest::python_zarr();                                                      \
+        if (!zx_peer_.wrong.empty())                                                                         \
+        {                                                                                                    \
+            FAIL(zx_peer_.wrong);                                                                            \
+        }                                                                                                    \
+        if (!zx_peer_.missing.empty())                                                                       \
+        {                                                                                                    \
+            ZX_SKIP_PEER(zx_peer_.missing);                                                                  \
+        }                                                                                                    \
+    } while (0)
 
 } // namespace zxtest

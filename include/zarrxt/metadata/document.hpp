@@ -176,7 +176,9 @@ ZARRXT_DECL json parse_document(byte_view bytes, const limit_values& limits, std
 
 ZARRXT_DECL std::string dump_document(const json& doc)
 {
-    return doc.dump(4) + "\n";
+    // Non-ASCII characters are written as \u escapes: the same JSON to a UTF-8 reader, and
+    // zarr-python 2 decodes metadata documents as ASCII (it fails on raw UTF-8 in .zattrs).
+    return doc.dump(4, ' ', true) + "\n";
 }
 #endif // ZARRXT_DEFINITIONS
 

@@ -48,7 +48,7 @@ ZARRXT_DECL void adopt_v2_fill_value_attribute(array_metadata& m);
 /// dimension names.
 ZARRXT_DECL json v2_attributes_document(const array_metadata& m);
 
-/// Options of a new v2 array beyond the model: memory order and byte order.
+/// Options of a new v2 array beyond the model: memory order, byte order, filters and compressor.
 struct v2_layout
 {
     char order = 'C';
@@ -61,6 +61,12 @@ struct v2_layout
 /// A new .zarray document.
 ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape, const std::vector<std::uint64_t>& chunks,
                                         dtype_id dtype, const fill_value& fill, const v2_layout& layout);
+
+/// The v2 layout of a lowered chain, the inverse of parse_v2_array's lowering: every array zarrxt
+/// reads from a .zarray can be written back (make_v2_array_document) to the same model. A chain v2
+/// cannot express (sharding, crc32c, two compressors, a permutation other than F order) is
+/// metadata error 14.
+ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m);
 
 #if ZARRXT_DEFINITIONS
 
@@ -275,14 +281,24 @@ inline json raise_to_v2_filter(const codec_spec& s)
 {
     static constexpr std::string_view prefix = "numcodecs.";
     const std::string_view n = s.name;
-    if (n.substr(0, prefix.size()) != prefix || !s.configuration.is_object())
+    if (n.substr(0, prefix.size()) != prefix)
     {
         throw metadata_error(metadata_errc::unknown_codec, "codec \"" + s.name + "\" has no Zarr v2 filter equivalent");
     }
-    json j = {{"id", std::string(n.substr(prefix.size()))}};
-    for (auto it = s.configuration.begin(); it != s.configuration.end(); ++it)
+    if (!s.configuration.is_null() && !s.configuration.is_object())
     {
-        j[it.key()] = it.value();
+        throw metadata_error(metadata_errc::invalid_codec_config, s.name + ": configuration must be an object");
+    }
+    json j = {{"id", std::string(n.substr(prefix.size()))}};
+    if (s.configuration.is_object())
+    {
+        for (auto it = s.configuration.begin(); it != s.configuration.end(); ++it)
+        {
+            if (it.key() != "id")
+            {
+                j[it.key()] = it.value();
+            }
+        }
     }
     return j;
 }
@@ -510,11 +526,31 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     }
     else
     {
-        doc["filters"] = json::array();
-        for (const auto& f : layout.filters)
+/// The v2 filter object for a numcodecs.* codec spec: {"id": "<name without numcodecs.>", ...}.
+inline json raise_to_v2_filter(const codec_spec& s)
+{
+    static constexpr std::string_view prefix = "numcodecs.";
+    const std::string_view n = s.name;
+    if (n.substr(0, prefix.size()) != prefix)
+    {
+        throw metadata_error(metadata_errc::unknown_codec, "codec \"" + s.name + "\" has no Zarr v2 filter equivalent");
+    }
+    if (!s.configuration.is_null() && !s.configuration.is_object())
+    {
+        throw metadata_error(metadata_errc::invalid_codec_config, s.name + ": configuration must be an object");
+    }
+    json j = {{"id", std::string(n.substr(prefix.size()))}};
+    if (s.configuration.is_object())
+    {
+        for (auto it = s.configuration.begin(); it != s.configuration.end(); ++it)
         {
-            doc["filters"].push_back(detail::raise_to_v2_filter(f));
+            if (it.key() != "id")
+            {
+                j[it.key()] = it.value();
+            }
         }
+    }
+    return j;
     }
     doc["order"] = std::string(1, layout.order);
     doc["shape"] = shape;
@@ -524,6 +560,80 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
         doc["dimension_separator"] = std::string(1, layout.dimension_separator);
     }
     return doc;
+}
+
+ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
+{
+    // The lowered chain is [transpose] array-filters* bytes byte-filters* [compressor]; walk it in
+    // that order and refuse anything else.
+    auto refuse = [&](const std::string& why) -> v2_layout {
+        throw metadata_error(metadata_errc::unsupported_feature,
+                             "the codec chain has no Zarr v2 form: " + why);
+    };
+    v2_layout layout;
+    layout.dimension_separator = m.key_encoding.separator;
+    if (m.key_encoding.encoding != chunk_key_encoding::kind::v2)
+    {
+        return refuse("chunk keys use the v3 \"default\" encoding");
+    }
+    const auto& c = m.codecs;
+    std::size_t i = 0;
+    const std::size_t rank = m.shape.size();
+    if (i < c.size() && c[i].name == "transpose")
+    {
+        const json& order =
+            c[i].configuration.is_object() ? c[i].configuration.value("order", json()) : json();
+        bool reversed = order.is_array() && order.size() == rank && rank > 1;
+        for (std::size_t d = 0; reversed && d < rank; ++d)
+        {
+            reversed = order[d].is_number_unsigned() && order[d].get<std::uint64_t>() == rank - 1 - d;
+        }
+        if (!reversed)
+        {
+            return refuse("transpose " + order.dump() + " is not Fortran order");
+        }
+        layout.order = 'F';
+        ++i;
+    }
+    // numcodecs names that are bytes->bytes (a byte filter or a compressor), not array filters.
+    auto is_bytes_codec = [](const std::string& n)
+    {
+        return n == "numcodecs.shuffle" || n == "numcodecs.lz4" || n == "numcodecs.zlib" || n == "numcodecs.bz2" ||
+               n == "numcodecs.lzma";
+    };
+    for (; i < c.size() && c[i].name.rfind("numcodecs.", 0) == 0 && !is_bytes_codec(c[i].name); ++i)
+    {
+        layout.filters.push_back(c[i]);
+    }
+    if (i == c.size() || c[i].name != "bytes")
+    {
+        return refuse(i == c.size() ? std::string("no bytes codec")
+                                    : "\"" + c[i].name + "\" where v2 needs the bytes codec");
+    }
+    layout.big_endian =
+        c[i].configuration.is_object() && c[i].configuration.value("endian", "little") == "big";
+    ++i;
+    for (; i < c.size() && c[i].name == "numcodecs.shuffle"; ++i)
+    {
+        layout.filters.push_back(c[i]);
+    }
+    if (i + 1 == c.size())
+    {
+        (void)detail::raise_to_v2_compressor(c[i]); // refuses what v2 cannot name as a compressor
+        layout.compressor = c[i];
+        ++i;
+    }
+    if (i != c.size())
+    {
+        return refuse("\"" + c[i].name + "\" follows the compressor");
+    }
+    // With an astype filter the bytes codec's byte order is the filter's (parse_v2_array reads it
+    // from there), and writing the dtype in that order reads back to the same chain.
+    for (const auto& f : layout.filters)
+    {
+        (void)detail::raise_to_v2_filter(f);
+    }
+    return layout;
 }
 
 #endif // ZARRXT_DEFINITIONS
