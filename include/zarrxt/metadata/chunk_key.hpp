@@ -68,7 +68,16 @@ private:
     {
         char buf[24];
         auto r = std::to_chars(buf, buf + sizeof(buf), v);
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12 bug 105329: a bogus -Wrestrict ("accessing 9223372036854775810 or more bytes ... may
+// overlap") from basic_string::_M_replace once this is inlined deep into a read at -O3.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wrestrict"
+#endif
         out.append(buf, r.ptr);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
     }
 };
 
