@@ -137,6 +137,8 @@ PY
 # zx_build_suites DIR [--suite S | --no-suite S]...: build what those tests need, nothing more.
 zx_build_suites() {
   local dir="$1" targets
+  # Regenerate first if meson.build changed: the target list comes from the tree's introspection.
+  ninja -C "$dir" build.ninja >&2 || return 1
   mapfile -t targets < <(zx_suite_targets "$@" | sed '/^$/d')
   [ "${#targets[@]}" -eq 0 ] && return 0
   ninja -C "$dir" ${ZX_JOBS:+-j "$ZX_JOBS"} "${targets[@]}" >&2

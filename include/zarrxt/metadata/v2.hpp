@@ -526,31 +526,11 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     }
     else
     {
-/// The v2 filter object for a numcodecs.* codec spec: {"id": "<name without numcodecs.>", ...}.
-inline json raise_to_v2_filter(const codec_spec& s)
-{
-    static constexpr std::string_view prefix = "numcodecs.";
-    const std::string_view n = s.name;
-    if (n.substr(0, prefix.size()) != prefix)
-    {
-        throw metadata_error(metadata_errc::unknown_codec, "codec \"" + s.name + "\" has no Zarr v2 filter equivalent");
-    }
-    if (!s.configuration.is_null() && !s.configuration.is_object())
-    {
-        throw metadata_error(metadata_errc::invalid_codec_config, s.name + ": configuration must be an object");
-    }
-    json j = {{"id", std::string(n.substr(prefix.size()))}};
-    if (s.configuration.is_object())
-    {
-        for (auto it = s.configuration.begin(); it != s.configuration.end(); ++it)
+        doc["filters"] = json::array();
+        for (const auto& f : layout.filters)
         {
-            if (it.key() != "id")
-            {
-                j[it.key()] = it.value();
-            }
+            doc["filters"].push_back(detail::raise_to_v2_filter(f));
         }
-    }
-    return j;
     }
     doc["order"] = std::string(1, layout.order);
     doc["shape"] = shape;
