@@ -291,10 +291,7 @@ TEST_SUITE("interop")
 
     TEST_CASE("zstd checksum frames: numcodecs 0.11 refuses the member, reads and verifies the frames")
     {
-        if (!zxtest::python_has_zarr())
-        {
-            ZX_SKIP("/usr/bin/python3 cannot import zarr and numcodecs (Debian python3-zarr)");
-        }
+        ZX_REQUIRE_PYTHON_ZARR();
         zxtest::temp_dir dir("zarrxt-py-zstdsum");
         zx::filesystem_store store{dir.str()};
         auto a = zx::create<std::int32_t, 2>(

@@ -402,7 +402,7 @@ TEST_SUITE("interop")
     {
         if (const auto why = zarrita_missing(); !why.empty())
         {
-            ZX_SKIP(why);
+            ZX_SKIP_PEER(why);
         }
         const std::string tool = zxtest::env("ZARRXT_TOOL");
         if (tool.empty() || !std::filesystem::exists(tool))
