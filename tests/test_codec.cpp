@@ -969,8 +969,11 @@ TEST_SUITE("codec")
                  "liblzma refuses the filter options [{\"id\":33,\"lc\":4,\"lp\":4}]"},
                 {R"({"format": 3, "filters": [{"id": 33, "colour": 1}]})", "unknown configuration member \"colour\""},
             };
-            for (const auto& [cfg, msg] : bad)
+            for (const auto& entry : bad)
             {
+                // Named, not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+                const auto& cfg = entry.first;
+                const auto& msg = entry.second;
                 CAPTURE(cfg);
                 CHECK_THROWS_WITH_AS(zc::numcodecs::lzma::from_json(zx::json::parse(cfg), ctx),
                                      ("[zarrxt.metadata.12] numcodecs.lzma: " + std::string(msg)).c_str(),
@@ -1066,8 +1069,11 @@ TEST_SUITE("codec")
                 {"none", bytes_of({0xb9, 0x06})},
                 {"first_byte", bytes_of({0x05, 0xb9, 0x06})},
                 {"last_byte", bytes_of({0xb9, 0x06, 0x05})}};
-            for (const auto& [padding, expect] : cases)
+            for (const auto& entry : cases)
             {
+                // Named, not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+                const auto& padding = entry.first;
+                const auto& expect = entry.second;
                 CAPTURE(padding);
                 const auto p = zc::packbits::from_json({{"padding_encoding", padding}}, ctx);
                 CHECK(p.fixed_encoded_size() == expect.size());
@@ -1238,8 +1244,11 @@ TEST_SUITE("codec")
                 {"nearest-even", {-2, -2, 0, 3}},     {"towards-zero", {-2, -1, 0, 2}},
                 {"towards-positive", {-2, -1, 1, 3}}, {"towards-negative", {-3, -2, 0, 2}},
                 {"nearest-away", {-3, -2, 1, 3}}};
-            for (const auto& [mode, expect] : modes)
+            for (const auto& entry : modes)
             {
+                // Named, not a structured binding: clang 14 cannot capture one in CAPTURE's lambda.
+                const auto& mode = entry.first;
+                const auto& expect = entry.second;
                 CAPTURE(mode);
                 CHECK((cast_encode<double, std::int8_t>({{"data_type", "int8"}, {"rounding", mode}}, in)) == expect);
             }

@@ -37,7 +37,10 @@ std::vector<std::byte> deflate_bytes(std::initializer_list<int> v)
 std::vector<std::byte> deflate_bytes(const std::string& s)
 {
     std::vector<std::byte> out(s.size());
-    std::memcpy(out.data(), s.data(), s.size());
+    if (!s.empty()) // memcpy from/to null (the empty case) is undefined even for 0 bytes
+    {
+        std::memcpy(out.data(), s.data(), s.size());
+    }
     return out;
 }
 

@@ -521,12 +521,16 @@ TEST_SUITE("metadata")
         d["compressor"] = {{"id", "zstd"}, {"level", 1}};
         CHECK(zx::parse_v2_array(d).codecs[1] == zx::codec_spec("zstd", {{"level", 1}, {"checksum", false}}));
         // GDAL 3.6 writes its BLOSC_SHUFFLE option verbatim as a string.
-        for (const auto& [gdal, name] : {std::pair<const char*, const char*>{"NONE", "noshuffle"},
-                                         {"BIT", "bitshuffle"},
-                                         {"2", "bitshuffle"},
-                                         {"0", "noshuffle"},
-                                         {"BYTE", "shuffle"}})
+        for (const auto& entry : {std::pair<const char*, const char*>{"NONE", "noshuffle"},
+                                  {"BIT", "bitshuffle"},
+                                  {"2", "bitshuffle"},
+                                  {"0", "noshuffle"},
+                                  {"BYTE", "shuffle"}})
         {
+            // Named, not a structured binding: CAPTURE is a lambda, and clang 14 cannot capture
+            // structured bindings (P1091, implemented in clang 16).
+            const char* gdal = entry.first;
+            const char* name = entry.second;
             CAPTURE(gdal);
             d["compressor"] = {
                 {"id", "blosc"}, {"cname", "zstd"}, {"clevel", 3}, {"shuffle", gdal}, {"blocksize", 0}};
