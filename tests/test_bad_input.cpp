@@ -711,7 +711,10 @@ TEST_SUITE("hostile/chunks")
             SUBCASE("a stream cut in half")
             {
                 put_bytes(s, "a/c/0/0", good.substr(0, good.size() / 2));
-                ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.1", "a/c/0/0", read_first_chunk(s));
+                // libdeflate cannot tell a cut stream from a corrupt one (codec.1); zlib, the
+                // fallback, sees the input end first (codec.5).
+                const char* id = zxtest::env("ZARRXT_EXPECT_DEFLATE") == "zlib" ? "zarrxt.codec.5" : "zarrxt.codec.1";
+                ZX_EXPECT_ERROR(zx::codec_error, id, "a/c/0/0", read_first_chunk(s));
             }
             SUBCASE("a stream shorter than any header")
             {

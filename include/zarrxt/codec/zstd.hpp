@@ -312,7 +312,9 @@ private:
             }
             if (ob.pos == ob.size)
             {
-                out.resize(std::min(room, out.size() * 2));
+                const std::size_t next = std::min(room, out.size() * 2);
+                out.reserve(next); // exactly: resize alone would grow by half again, past the cap
+                out.resize(next);
                 ob.dst = out.data();
                 ob.size = out.size();
                 continue;

@@ -227,7 +227,10 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
         {
             if (out_pos == out.size())
             {
-                out.resize(std::min(room, out.size() * 2));
+                // Exactly the new size: resize alone would grow the capacity by half again, past the cap.
+                const std::size_t next = std::min(room, out.size() * 2);
+                out.reserve(next);
+                out.resize(next);
                 continue;
             }
             if (in_pos == in.size() || r == Z_BUF_ERROR)
