@@ -17,14 +17,18 @@ import sys
 
 def main(meson, build, summarize):
     logbase = "fuzz-planted"
-    log = os.path.join(build, "meson-logs", logbase + ".json")
-    if os.path.exists(log):
-        os.remove(log)
+    # meson appends the setup's name to the log base (meson 1.0: fuzz-planted-planted_crash.json).
+    candidates = [os.path.join(build, "meson-logs", name + ".json")
+                  for name in (logbase + "-planted_crash", logbase)]
+    for c in candidates:
+        if os.path.exists(c):
+            os.remove(c)
     run = subprocess.run(
         [meson, "test", "-C", build, "--no-rebuild", "--setup", "planted_crash", "--suite", "fuzz_planted",
          "--logbase", logbase, "--print-errorlogs"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     problems = []
+    log = next((c for c in candidates if os.path.exists(c)), candidates[0])
     if run.returncode == 0:
         problems.append("meson test exited 0 on a planted crash")
     try:
