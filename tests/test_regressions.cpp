@@ -374,6 +374,21 @@ TEST_SUITE("regressions")
         ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.2", "a/c/0", a.read());
     }
 
+    TEST_CASE("an lzma compressor with a null format writes its own .zarray back")
+    {
+        // fuzz_metadata_v2 (tests/fuzz/regressions/metadata_v2/lzma_null_format): a null "format"
+        // was kept as null in the lowered chain and refused when the .zarray was written back. A
+        // null format or check now means numcodecs' default, as a missing member does.
+        const json doc = json::parse(R"({"chunks":[4,4],"compressor":{"id":"lzma","format":null,"check":null,
+            "filters":null},"dtype":"<i1","fill_value":0,"filters":null,"order":"F","shape":[6,5],"zarr_format":2})");
+        const auto m = zx::parse_v2_array(doc);
+        CHECK(m.codecs.back() ==
+              zx::codec_spec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}}));
+        const json back = zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill, zx::v2_layout_of(m));
+        CHECK(back["compressor"]["format"] == 1);
+        CHECK(zx::parse_v2_array(back).codecs == m.codecs);
+    }
+
     TEST_CASE("an lzma compressor with an unknown member lowers to a chain its own .zarray does not give back")
     {
         // fuzz_metadata_v2 (tests/fuzz/regressions/metadata_v2/lzma_unknown_member): the lowering

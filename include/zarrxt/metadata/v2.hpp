@@ -162,7 +162,10 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
         json cfg = {{"format", 1}, {"check", -1}, {"preset", nullptr}, {"filters", nullptr}};
         for (const char* k : {"format", "check", "preset", "filters"})
         {
-            if (auto it = c.find(k); it != c.end())
+            // A null format or check means numcodecs' default, as a missing one does (found by
+            // fuzz_metadata_v2: kept as null it was refused when the array's .zarray was written back).
+            const bool null_means_default = std::string_view(k) == "format" || std::string_view(k) == "check";
+            if (auto it = c.find(k); it != c.end() && !(it->is_null() && null_means_default))
             {
                 cfg[k] = *it;
             }
