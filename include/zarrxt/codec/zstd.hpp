@@ -312,9 +312,7 @@ private:
             }
             if (ob.pos == ob.size)
             {
-                const std::size_t next = std::min(room, out.size() * 2);
-                out.reserve(next); // exactly: resize alone would grow by half again, past the cap
-                out.resize(next);
+                out.resize_exact(std::min(room, out.size() * 2));
                 ob.dst = out.data();
                 ob.size = out.size();
                 continue;

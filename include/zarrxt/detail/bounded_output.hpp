@@ -67,9 +67,7 @@ public:
     {
         if (avail() == 0 && m_out.size() < m_room)
         {
-            const std::size_t next = std::min(m_room, std::max<std::size_t>(m_out.size() * 2, 1));
-            m_out.reserve(next); // exactly: resize alone would grow by half again, past the cap
-            m_out.resize(next);
+            m_out.resize_exact(std::min(m_room, std::max<std::size_t>(m_out.size() * 2, 1)));
         }
     }
 

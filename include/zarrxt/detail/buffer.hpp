@@ -91,6 +91,20 @@ public:
         m_size = size;
     }
 
+    /// Like resize, but a growth allocates exactly `size` (rounded to the alignment), not half as
+    /// much again: for decoders that must never hold more than their cap.
+    void resize_exact(std::size_t size)
+    {
+        reserve(size);
+        m_size = size;
+    }
+
+    /// The capacity an allocation of `n` bytes gets (rounded up to the alignment).
+    static constexpr std::size_t capacity_for(std::size_t n) noexcept
+    {
+        return (n + alignment - 1) / alignment * alignment;
+    }
+
     void reserve(std::size_t capacity)
     {
         if (capacity > m_capacity)
@@ -115,7 +129,7 @@ private:
     void allocate(std::size_t capacity)
     {
         // Round up so vectorised codecs may over-read within the allocation.
-        const std::size_t rounded = (capacity + alignment - 1) / alignment * alignment;
+        const std::size_t rounded = capacity_for(capacity);
         m_data = static_cast<std::byte*>(::operator new(rounded == 0 ? alignment : rounded,
                                                         std::align_val_t{alignment}));
         m_capacity = rounded;

@@ -227,10 +227,7 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
         {
             if (out_pos == out.size())
             {
-                // Exactly the new size: resize alone would grow the capacity by half again, past the cap.
-                const std::size_t next = std::min(room, out.size() * 2);
-                out.reserve(next);
-                out.resize(next);
+                out.resize_exact(std::min(room, out.size() * 2));
                 continue;
             }
             if (in_pos == in.size() || r == Z_BUF_ERROR)
