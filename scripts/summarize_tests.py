@@ -27,12 +27,29 @@ SUMMARY = re.compile(r"\[doctest\] test cases:\s*(\d+)\s*\|\s*(\d+) passed\s*\|\
 
 REQUIRED_SKIP = re.compile(r"ZARRXT-SKIP: (peer|corpus): ")
 
+# Lines of a failed test's output that say why it failed: doctest's failed checks and their
+# values, libFuzzer's and the sanitizers' reports, the fuzz targets' contract messages, the
+# artifact and its bytes. CI keeps only the end of this script's output, so these are printed
+# just above the totals.
+TELLING = re.compile(r"ERROR|error:|CHECK|REQUIRE|values:|logged:|contract violated|SUMMARY|ALARM|"
+                     r"Test unit written|^Base64|^0x[0-9a-f]|out-of-memory|timeout|Assertion|terminate")
+TELLING_MAX = 14
 
-def count(path, require_peers=False, reasons=None):
-    """(passed, failed, skipped) of one testlog.json; failures are printed as they are found and
-    skip reasons collected into `reasons`."""
+
+def telling_lines(out):
+    """At most TELLING_MAX lines of `out` that explain a failure, each cut to 300 characters."""
+    picked = [l.strip()[:300] for l in out.splitlines() if TELLING.search(l)]
+    if not picked:
+        picked = [l.strip()[:300] for l in out.splitlines() if l.strip()][-TELLING_MAX:]
+    return picked[:TELLING_MAX]
+
+
+def count(path, require_peers=False, reasons=None, why=None):
+    """(passed, failed, skipped) of one testlog.json; failures are printed as they are found, skip
+    reasons collected into `reasons` and the telling lines of failed tests into `why`."""
     passed = failed = skipped = 0
     reasons = {} if reasons is None else reasons
+    why = [] if why is None else why
     build = path.split("/meson-logs/")[0].rstrip("/").split("/")[-1]
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
@@ -60,6 +77,8 @@ def count(path, require_peers=False, reasons=None):
         for m in SUMMARY.finditer(out):
             pass
         ok = result in ("OK", "EXPECTEDFAIL")
+        if not ok:
+            why.append((f"{build}: {t.get('name')}", telling_lines(out)))
         if m and int(m.group(1)) == 0:
             # A doctest run with no test case: its filter (or its files) lost every test.
             failed += 1
@@ -102,9 +121,10 @@ def main(args):
         paths = ["build/meson-logs/testlog.json"]
     require_peers = os.environ.get("ZARRXT_REQUIRE_PEERS") == "1"
     reasons = {}
+    why = []
     passed = failed = skipped = 0
     for path in paths:
-        p, f, s = count(path, require_peers, reasons)
+        p, f, s = count(path, require_peers, reasons, why)
         if len(paths) > 1:
             # Not in the "N passed, N failed" form: only the last line is the total.
             print(f"{path}: passed {p}, failed {f}, skipped {s}")
@@ -116,6 +136,10 @@ def main(args):
         print(f"skipped: {reason}" + (f" ({n} times)" if n > 1 else ""))
     if skipped:
         print(f"{skipped} skipped")
+    for name, lines in why:
+        print(f"why {name} failed:")
+        for l in lines:
+            print(f"    {l}")
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1
 

@@ -7,7 +7,8 @@ Runs the suite fuzz_planted of BUILD_DIR (fuzz_metadata_v2 with the same libFuzz
 the fuzz suite, on an input that the target rejects as a contract violation when
 ZARRXT_FUZZ_PLANTED_CRASH is set) through `meson test`, and requires: meson exits non-zero, its
 log records the test as FAIL (not SKIP, which libFuzzer's default exit status 77 would give), the
-target printed the planted violation, and scripts/summarize_tests.py counts exactly one failure.
+target printed the planted violation, and scripts/summarize_tests.py counts exactly one failure
+and prints the violation among its last lines (all that CI keeps).
 """
 import json
 import os
@@ -50,6 +51,10 @@ def main(meson, build, summarize):
     last = summary.stdout.strip().splitlines()[-1] if summary.stdout.strip() else ""
     if summary.returncode == 0 or last != "0 passed, 1 failed":
         problems.append(f"summarize_tests.py says {last!r} (exit {summary.returncode}), expected '0 passed, 1 failed'")
+    # CI keeps only the end of the output: the reason must be printed there, above the totals.
+    tail = summary.stdout.strip().splitlines()[-(2 + 14):]
+    if not any("contract violated: planted crash" in l for l in tail):
+        problems.append("summarize_tests.py does not print the violation among its last lines")
     if problems:
         print(run.stdout[-4000:])
         print("\n".join("FAIL: " + p for p in problems))

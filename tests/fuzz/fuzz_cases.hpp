@@ -137,7 +137,7 @@ inline const std::vector<json>& single_codecs()
 #if ZARRXT_HAS_LZMA
         // Small presets: decoding does not depend on them (.xz and .lzma describe themselves), and the
         // round trip's encoder then stays far below the fuzzer's 64 MiB allocation limit (preset 6
-        // would allocate a 64 MiB match finder for a 16 MiB chunk).
+        // would allocate a 64 MiB match finder for a 16 MiB chunk, were the cap raised).
         codec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", 1}, {"filters", nullptr}}),
         codec("numcodecs.lzma", {{"format", 1}, {"check", 10}, {"preset", 0}}),
         codec("numcodecs.lzma", {{"format", 2}, {"preset", 1}}),
