@@ -145,18 +145,22 @@ zx_build_suites() {
 }
 
 # The ASan+UBSan tree: GCC at -O1, as ASan recommends. GCC leaves float-cast-overflow out of
-# "undefined", so it is asked for by name. Extra arguments go to `meson setup`.
+# "undefined", so it is asked for by name. Debug information is line tables only (-g1): the
+# sanitizers' stack traces still name file and line, and a unity test unit compiles in 0.6 of the
+# time it takes with full -g (157 s against 255 s of CPU for test_threads, measured).
+# Extra arguments go to `meson setup`.
 zx_configure_asan() {
-  zx_configure "$ZX_ASAN_BUILD" -Doptimization=1 -Ddebug=true \
+  zx_configure "$ZX_ASAN_BUILD" -Doptimization=1 -Ddebug=false \
     -Db_sanitize=address,undefined -Db_lundef=false -Dsanitize_tests=true \
-    -Dcpp_args=-fsanitize=float-cast-overflow -Dcpp_link_args=-fsanitize=float-cast-overflow \
+    "-Dcpp_args=-fsanitize=float-cast-overflow -g1" -Dcpp_link_args=-fsanitize=float-cast-overflow \
     -Dexamples=false -Dbench=false -Dmpi=disabled "$@"
 }
 
-# The ThreadSanitizer tree (GCC, -O1): the suites whose code runs on several threads.
+# The ThreadSanitizer tree (GCC, -O1, line tables as above): the suites whose code runs on
+# several threads.
 zx_configure_tsan() {
-  zx_configure "$ZX_TSAN_BUILD" -Doptimization=1 -Ddebug=true -Db_sanitize=thread -Db_lundef=false \
-    -Dsanitize_tests=true -Dexamples=false -Dbench=false -Dtools=false -Dmpi=disabled "$@"
+  zx_configure "$ZX_TSAN_BUILD" -Doptimization=1 -Ddebug=false -Dcpp_args=-g1 -Db_sanitize=thread \
+    -Db_lundef=false -Dsanitize_tests=true -Dexamples=false -Dbench=false -Dtools=false -Dmpi=disabled "$@"
 }
 
 # The libFuzzer targets in $ZX_FUZZ_BUILD with clang (ASan, UBSan and libFuzzer come from
@@ -164,7 +168,7 @@ zx_configure_tsan() {
 zx_configure_fuzz() {
   local cxx
   cxx="$(zx_clang)" || { zx_log "clang++ is required for the fuzz targets (Debian package clang-14)"; return 1; }
-  CXX="$cxx" zx_configure "$ZX_FUZZ_BUILD" --buildtype=debugoptimized -Dfuzz=true \
+  CXX="$cxx" zx_configure "$ZX_FUZZ_BUILD" --buildtype=debugoptimized -Ddebug=false -Dcpp_args=-g1 -Dfuzz=true \
     -Dtests=false -Dexamples=false -Dtools=false -Dbench=false "$@" || return 1
   if ! grep -q 'Checking if "libFuzzer" : links: YES' "$ZX_FUZZ_BUILD/meson-logs/meson-log.txt"; then
     zx_log "$ZX_FUZZ_BUILD has no libFuzzer targets (is libclang-rt-14-dev installed?)"
