@@ -51,8 +51,11 @@ def main(meson, build, summarize):
     last = summary.stdout.strip().splitlines()[-1] if summary.stdout.strip() else ""
     if summary.returncode == 0 or last != "0 passed, 1 failed":
         problems.append(f"summarize_tests.py says {last!r} (exit {summary.returncode}), expected '0 passed, 1 failed'")
-    # CI keeps only the end of the output: the reason must be printed there, above the totals.
-    tail = summary.stdout.strip().splitlines()[-(2 + 14):]
+    # CI keeps only the end of the output: the reason must be printed there, in the last "why"
+    # block, between its header and the totals.
+    out_lines = summary.stdout.strip().splitlines()
+    headers = [i for i, l in enumerate(out_lines) if l.startswith("why ")]
+    tail = out_lines[headers[-1]:] if headers else []
     if not any("contract violated: planted crash" in l for l in tail):
         problems.append("summarize_tests.py does not print the violation among its last lines")
     if problems:

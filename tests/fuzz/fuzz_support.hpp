@@ -27,7 +27,8 @@ using zx::json;
 /// allocates at most a few chunks, a read result and an index, each within these.
 /// Chunks stop at 2 MiB because a bomb decodes up to the cap and is then encoded again: with
 /// 16 MiB, one bz2 bomb took 7 s under ASan on a quiet machine, close enough to the 10 s unit
-/// timeout that a loaded CI machine reported it as a finding.
+/// timeout that a loaded machine can report it as a finding (the likeliest cause of a CI failure
+/// that left no artifact).
 struct fuzz_limits
 {
     std::uint64_t max_metadata_bytes = 1 << 20;
