@@ -10,8 +10,10 @@
 //                                     the codecs' own speeds, one thread
 //
 // CASE: floor-io (each rank pwrites / preads its bytes to / from its own file), floor-zstd1 (each
-// rank compresses its chunks with ZSTD_compress level 1 and pwrites them to its own file; reads
-// pread and decompress them), zarrxt-raw, zarrxt-zstd1 (Zarr v3, shards of 64 x 512 x 512, inner
+// rank compresses its chunks with ZSTD_compress level 1 and pwrites them to its own files; reads
+// pread and decompress them), both with as many threads per rank as zarrxt's default executor
+// (std::thread::hardware_concurrency(): a one-thread floor is no floor for a threaded library,
+// because the kernel's page-cache work is spread over the threads that write), zarrxt-raw, zarrxt-zstd1 (Zarr v3, shards of 64 x 512 x 512, inner
 // chunks of 32 x 128 x 128, `bytes` [+ zstd level 1], crc32c index at the end), hdf5-raw,
 // hdf5-deflate1 (HDF5 chunked dataset, chunks of 32 x 128 x 128, [+ its deflate filter level 1],
 // collective transfers, no fill values written).
@@ -44,6 +46,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zx = zarrxt;
@@ -269,7 +272,30 @@ void full_pread(int fd, void* p, std::size_t n, std::uint64_t at)
     }
 }
 
-/// floor-io: the rank's bytes to / from its own file, one pwrite / pread.
+/// The threads a floor uses per rank: what zarrxt's default executor uses.
+unsigned floor_threads()
+{
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Run f(t) for t in [0, threads) on that many threads; the first failure aborts the job.
+template <class F>
+void on_threads(unsigned threads, F&& f)
+{
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t)
+    {
+        pool.emplace_back([&f, t] { f(t); });
+    }
+    f(0u);
+    for (auto& th : pool)
+    {
+        th.join();
+    }
+}
+
+/// floor-io: the rank's bytes to / from its own file, cut into one contiguous piece per thread,
+/// one pwrite / pread each.
 void floor_io(bool write, const std::string& dir, const zx::region<3>& r, float* data)
 {
     const std::string path = dir + "/rank-" + std::to_string(my_rank()) + ".bin";
@@ -280,101 +306,108 @@ void floor_io(bool write, const std::string& dir, const zx::region<3>& r, float*
     {
         fail("open " + path);
     }
-    if (write)
-    {
-        full_pwrite(fd, data, n, 0);
-    }
-    else
-    {
-        full_pread(fd, data, n, 0);
-    }
+    const unsigned threads = floor_threads();
+    const std::size_t piece = (n / threads + 4095) / 4096 * 4096;
+    on_threads(threads, [&](unsigned t) {
+        const std::size_t at = std::min(n, piece * t);
+        const std::size_t len = std::min(n - at, piece);
+        auto* p = reinterpret_cast<char*>(data) + at;
+        if (write)
+        {
+            full_pwrite(fd, p, len, at);
+        }
+        else
+        {
+            full_pread(fd, p, len, at);
+        }
+    });
     ::close(fd);
 }
 
-/// floor-zstd1: the rank's slab cut into the chunks of the array (32 x 128 x 128), each
-/// compressed with ZSTD_compress level 1 and appended to the rank's own file (sizes in a small
-/// table at its start); reading preads and decompresses each straight into place. This is what
-/// any zstd-compressed layout must at least do; it has no shards, no index, no checksum.
+/// floor-zstd1: the rank's slab cut into the chunks of the array (32 x 128 x 128); thread t of T
+/// takes chunks t, t + T, ..., compresses each with ZSTD_compress level 1 and appends it to its
+/// own file (sizes in a small table at the file's start); reading preads and decompresses each
+/// straight into place. This is what any zstd-compressed layout must at least do; it has no
+/// shards, no index, no checksum.
 void floor_zstd(bool write, const std::string& dir, const zx::region<3>& r, float* data)
 {
-    const std::string path = dir + "/rank-" + std::to_string(my_rank()) + ".zst";
     const std::uint64_t nc[3] = {r.extent[0] / chunk[0], r.extent[1] / chunk[1], r.extent[2] / chunk[2]};
     const std::uint64_t count = nc[0] * nc[1] * nc[2];
     const std::size_t raw = static_cast<std::size_t>(chunk[0] * chunk[1] * chunk[2]) * sizeof(float);
-    std::vector<float> scratch(chunk[0] * chunk[1] * chunk[2]);
-    std::vector<char> packed(ZSTD_compressBound(raw));
-    std::vector<std::uint64_t> sizes(count);
-    static ZSTD_CCtx* cctx = ZSTD_createCCtx();
-    static ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    const int fd =
-        write ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : ::open(path.c_str(), O_RDONLY);
-    if (fd < 0)
-    {
-        fail("open " + path);
-    }
-    std::uint64_t at = count * sizeof(std::uint64_t);
-    if (!write)
-    {
-        full_pread(fd, sizes.data(), count * sizeof(std::uint64_t), 0);
-    }
-    std::uint64_t c = 0;
-    for (std::uint64_t a = 0; a < nc[0]; ++a)
-    {
-        for (std::uint64_t b = 0; b < nc[1]; ++b)
+    const unsigned threads = floor_threads();
+    on_threads(threads, [&](unsigned t) {
+        const std::string path =
+            dir + "/rank-" + std::to_string(my_rank()) + "-" + std::to_string(t) + ".zst";
+        std::vector<float> scratch(chunk[0] * chunk[1] * chunk[2]);
+        std::vector<char> packed(ZSTD_compressBound(raw));
+        const std::uint64_t mine = count > t ? (count - t + threads - 1) / threads : 0;
+        std::vector<std::uint64_t> sizes(mine);
+        ZSTD_CCtx* cctx = ZSTD_createCCtx();
+        ZSTD_DCtx* dctx = ZSTD_createDCtx();
+        const int fd =
+            write ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) : ::open(path.c_str(), O_RDONLY);
+        if (fd < 0)
         {
-            for (std::uint64_t d = 0; d < nc[2]; ++d, ++c)
-            {
-                // The chunk's rows inside the slab, C order: chunk[0] x chunk[1] runs of chunk[2].
-                auto row = [&](std::uint64_t i, std::uint64_t j) {
-                    return data + ((a * chunk[0] + i) * r.extent[1] + b * chunk[1] + j) * r.extent[2] +
-                           d * chunk[2];
-                };
-                if (write)
-                {
-                    float* s = scratch.data();
-                    for (std::uint64_t i = 0; i < chunk[0]; ++i)
-                    {
-                        for (std::uint64_t j = 0; j < chunk[1]; ++j, s += chunk[2])
-                        {
-                            std::memcpy(s, row(i, j), chunk[2] * sizeof(float));
-                        }
-                    }
-                    const std::size_t z =
-                        ZSTD_compressCCtx(cctx, packed.data(), packed.size(), scratch.data(), raw, 1);
-                    if (ZSTD_isError(z))
-                    {
-                        fail("ZSTD_compress");
-                    }
-                    full_pwrite(fd, packed.data(), z, at);
-                    sizes[c] = z;
-                }
-                else
-                {
-                    full_pread(fd, packed.data(), sizes[c], at);
-                    const std::size_t z =
-                        ZSTD_decompressDCtx(dctx, scratch.data(), raw, packed.data(), sizes[c]);
-                    if (z != raw)
-                    {
-                        fail("ZSTD_decompress");
-                    }
-                    const float* s = scratch.data();
-                    for (std::uint64_t i = 0; i < chunk[0]; ++i)
-                    {
-                        for (std::uint64_t j = 0; j < chunk[1]; ++j, s += chunk[2])
-                        {
-                            std::memcpy(row(i, j), s, chunk[2] * sizeof(float));
-                        }
-                    }
-                }
-                at += sizes[c];
-            }
+            fail("open " + path);
         }
-    }
-    if (write)
-    {
-        full_pwrite(fd, sizes.data(), count * sizeof(std::uint64_t), 0);
-    }
-    ::close(fd);
+        std::uint64_t at = mine * sizeof(std::uint64_t);
+        if (!write && mine > 0)
+        {
+            full_pread(fd, sizes.data(), mine * sizeof(std::uint64_t), 0);
+        }
+        for (std::uint64_t k = 0; k < mine; ++k)
+        {
+            const std::uint64_t c = t + k * threads;
+            const std::uint64_t a = c / (nc[1] * nc[2]), b = c / nc[2] % nc[1], d = c % nc[2];
+            // The chunk's rows inside the slab, C order: chunk[0] x chunk[1] runs of chunk[2].
+            auto row = [&](std::uint64_t i, std::uint64_t j) {
+                return data + ((a * chunk[0] + i) * r.extent[1] + b * chunk[1] + j) * r.extent[2] + d * chunk[2];
+            };
+            if (write)
+            {
+                float* s = scratch.data();
+                for (std::uint64_t i = 0; i < chunk[0]; ++i)
+                {
+                    for (std::uint64_t j = 0; j < chunk[1]; ++j, s += chunk[2])
+                    {
+                        std::memcpy(s, row(i, j), chunk[2] * sizeof(float));
+                    }
+                }
+                const std::size_t z = ZSTD_compressCCtx(cctx, packed.data(), packed.size(), scratch.data(), raw, 1);
+                if (ZSTD_isError(z))
+                {
+                    fail("ZSTD_compress");
+                }
+                full_pwrite(fd, packed.data(), z, at);
+                sizes[k] = z;
+            }
+            else
+            {
+                full_pread(fd, packed.data(), sizes[k], at);
+                const std::size_t z = ZSTD_decompressDCtx(dctx, scratch.data(), raw, packed.data(), sizes[k]);
+                if (z != raw)
+                {
+                    fail("ZSTD_decompress");
+                }
+                const float* s = scratch.data();
+                for (std::uint64_t i = 0; i < chunk[0]; ++i)
+                {
+                    for (std::uint64_t j = 0; j < chunk[1]; ++j, s += chunk[2])
+                    {
+                        std::memcpy(row(i, j), s, chunk[2] * sizeof(float));
+                    }
+                }
+            }
+            at += sizes[k];
+        }
+        if (write && mine > 0)
+        {
+            full_pwrite(fd, sizes.data(), mine * sizeof(std::uint64_t), 0);
+        }
+        ::close(fd);
+        ZSTD_freeCCtx(cctx);
+        ZSTD_freeDCtx(dctx);
+    });
 }
 
 /**********

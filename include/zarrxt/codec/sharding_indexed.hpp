@@ -114,7 +114,7 @@ private:
     shard_index_ptr parse_index(mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
                                 const std::string& key) const;
     dims origin_of(std::size_t linear) const;
-    void assemble(buffer& out, const box& region, const box& bounds, const array_view* src,
+    void assemble(buffer& out, buffer& chunk, const box& region, const box& bounds, const array_view* src,
                   byte_view old_bytes, const shard_index* old_index, write_context& ctx, bool& empty) const;
 
     codec_context m_ctx; // the shard as an array (shape = shard shape)
@@ -719,12 +719,14 @@ byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::encode(byte_view
     ctx.limits = m_ctx.limits;
     ctx.scratch = &scratch;
     bool empty = false;
-    assemble(out, all, all, &src, {}, nullptr, ctx, empty);
+    buffer chunk;
+    assemble(out, chunk, all, all, &src, {}, nullptr, ctx, empty);
     return out.view();
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out, const box& region,
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out, buffer& chunk,
+                                                                    const box& region,
                                                                     const box& bounds, const array_view* src,
                                                                     byte_view old_bytes,
                                                                     const shard_index* old,
@@ -734,8 +736,15 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out,
     const std::size_t width = m_ctx.element_size();
     std::vector<std::uint64_t> entries(2 * m_count, shard_index::missing);
     std::uint64_t pos = m_at_end ? 0 : m_index_size;
+    // Reserve what an uncompressed shard takes, so appending never re-allocates and copies the
+    // shard so far (compressed inner chunks take less; an overrun still grows the buffer).
+    out.clear();
+    const std::uint64_t cap = ctx.limits.max_chunk_bytes;
+    const std::uint64_t raw = m_inner_bytes != 0 && m_count > cap / m_inner_bytes
+                                  ? cap
+                                  : std::min<std::uint64_t>(cap, m_index_size + std::uint64_t{m_count} * m_inner_bytes);
+    out.reserve(static_cast<std::size_t>(raw));
     out.resize_discard(static_cast<std::size_t>(pos));
-    buffer chunk;    // one inner chunk, decoded, C order
     buffer old_copy; // encoded bytes of a touched inner chunk, decoded out of place
     scratch_space decode_scratch;
     const sdims chunk_strides = array_view::c_strides(m_inner);
@@ -890,11 +899,16 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
             old_index = parse_index(index_copy.mutable_view(), old->bytes.size(), old->generation, io.key());
         }
     }
-    buffer out;
+    // The worker's shard buffers are reused from shard to shard: a fresh 64 MiB buffer per shard
+    // costs more in page faults than writing the shard (see detail/buffer.hpp).
+    buffer local_out;
+    buffer local_chunk;
+    buffer& out = ctx.scratch != nullptr ? ctx.scratch->shard : local_out;
+    buffer& chunk = ctx.scratch != nullptr ? ctx.scratch->shard_chunk : local_chunk;
     bool empty = false;
     try
     {
-        assemble(out, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(), ctx,
+        assemble(out, chunk, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(), ctx,
                  empty);
     }
     catch (error& e)

@@ -221,9 +221,11 @@ public:
         ~scratch_lease()
         {
             std::lock_guard<std::mutex> g(m_core.m_scratch_mutex);
-            // Keep at most a few spaces: they hold chunk-sized buffers.
+            // Keep at most a few spaces: they hold chunk-sized buffers. Shard-sized ones are
+            // released (they were reused from shard to shard within the operation).
             for (auto& s : m_items)
             {
+                s->release_shard_buffers(std::size_t{16} << 20);
                 if (m_core.m_scratch_free.size() < 16)
                 {
                     m_core.m_scratch_free.push_back(std::move(s));

@@ -5,16 +5,27 @@
  *  a decoder is about to overwrite anyway; for multi-megabyte chunks that pass is measurable.
  *  This buffer only allocates. Capacity is kept across resizes so a per-worker scratch buffer
  *  stops allocating after the first chunk of each size class.
+ *
+ *  Large allocations (shards being assembled, whole-shard reads) are advised to use transparent
+ *  huge pages on Linux: touching fresh memory costs one page fault per 4 KiB page otherwise, and
+ *  under virtualisation a fault can cost ~10 us (measured here: first touch of 1 GiB 3.0 s with
+ *  4 KiB pages, 0.1 s with huge pages), which made a 64 MiB shard's assembly cost more than its I/O.
  */
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <span>
 #include <string_view>
 #include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace zarrxt
 {
@@ -125,15 +136,57 @@ public:
 
     void clear() noexcept { m_size = 0; }
 
+    /// Give the memory back when more than `keep` bytes are held (for buffers kept between
+    /// operations, so a large one is not held for the lifetime of its owner).
+    void release_if_above(std::size_t keep) noexcept
+    {
+        if (m_capacity > keep)
+        {
+            release();
+        }
+    }
+
 private:
     void allocate(std::size_t capacity)
     {
+        // Rounding up below must not wrap around to a tiny allocation.
+        if (capacity > std::numeric_limits<std::size_t>::max() - alignment)
+        {
+            throw std::bad_alloc();
+        }
         // Round up so vectorised codecs may over-read within the allocation.
         const std::size_t rounded = capacity_for(capacity);
         m_data = static_cast<std::byte*>(::operator new(rounded == 0 ? alignment : rounded,
                                                         std::align_val_t{alignment}));
         m_capacity = rounded;
+        advise_huge_pages(m_data, rounded);
     }
+
+public:
+    /// Allocations from this size on get the huge-page advice.
+    static constexpr std::size_t huge_page_threshold = std::size_t{4} << 20;
+
+    /// Advise the kernel to back the whole 2 MiB pages inside [p, p + n) with huge pages. Advice
+    /// only: a kernel without THP (or with it disabled) ignores it and nothing changes.
+    static void advise_huge_pages([[maybe_unused]] std::byte* p, [[maybe_unused]] std::size_t n) noexcept
+    {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+        if (n < huge_page_threshold)
+        {
+            return;
+        }
+        const auto a = reinterpret_cast<std::uintptr_t>(p);
+        const std::uintptr_t begin = (a + huge - 1) / huge * huge;
+        const std::uintptr_t end = (a + n) / huge * huge;
+        if (begin < end)
+        {
+            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+        }
+#endif
+    }
+
+private:
 
     void grow_preserving(std::size_t capacity)
     {
