@@ -11,8 +11,7 @@
 
 #include "detail/array_core.hpp"
 #include "detail/xtensor.hpp"
-#include "kernel/read.hpp"
-#include "kernel/write.hpp"
+#include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
 #include "region.hpp"
 #include "store/filesystem.hpp"
 #include "zarrxt_fwd.hpp"
