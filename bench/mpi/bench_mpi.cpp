@@ -11,9 +11,8 @@
 //
 // CASE: floor-io (each rank pwrites / preads its bytes to / from its own file), floor-zstd1 (each
 // rank compresses its chunks with ZSTD_compress level 1 and pwrites them to its own files; reads
-// pread and decompress them), both with as many threads per rank as zarrxt's default executor
-// (std::thread::hardware_concurrency(): a one-thread floor is no floor for a threaded library,
-// because the kernel's page-cache work is spread over the threads that write), zarrxt-raw, zarrxt-zstd1 (Zarr v3, shards of 64 x 512 x 512, inner
+// pread and decompress them), both with std::thread::hardware_concurrency() threads per rank (a
+// floor bounds what a rank could reach; zarrxt and HDF5 run one thread per rank), zarrxt-raw, zarrxt-zstd1 (Zarr v3, shards of 64 x 512 x 512, inner
 // chunks of 32 x 128 x 128, `bytes` [+ zstd level 1], crc32c index at the end), hdf5-raw,
 // hdf5-deflate1 (HDF5 chunked dataset, chunks of 32 x 128 x 128, [+ its deflate filter level 1],
 // collective transfers, no fill values written).
@@ -272,7 +271,7 @@ void full_pread(int fd, void* p, std::size_t n, std::uint64_t at)
     }
 }
 
-/// The threads a floor uses per rank: what zarrxt's default executor uses.
+/// The threads a floor uses per rank: every core (zarrxt's default inline_executor uses one).
 unsigned floor_threads()
 {
     return std::max(1u, std::thread::hardware_concurrency());
