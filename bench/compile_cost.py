@@ -24,17 +24,14 @@ import argparse
 import datetime
 import json
 import os
-import platform
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+# The benchmark harness's helpers (machine, git state, timing of a build command).
+from harness import ROOT, build_failed, git_info, machine_info, sh, timed
 TARGETS = {"header_only": 1.5, "separate": 1.2}
 
 COMMON_HEAD = r"""#include <xtensor/xtensor.hpp>
@@ -97,35 +94,11 @@ def log(msg):
     print("[compile-cost] " + msg, file=sys.stderr, flush=True)
 
 
-def sh(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
-
-
-def first_line(cmd):
-    try:
-        r = sh(cmd)
-        return (r.stdout or r.stderr).strip().splitlines()[0]
-    except (OSError, IndexError):
-        return "?"
-
-
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def run_checked(cmd, cwd=None):
-    p = sh(cmd, cwd=cwd)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd)
     if p.returncode != 0:
         sys.exit("[compile-cost] ERROR: %s failed:\n%s" % (" ".join(cmd), (p.stdout + p.stderr)[-3000:]))
     return p.stdout
-
-
-def timed(cmd, cwd):
-    c0 = child_cpu()
-    t0 = time.perf_counter()
-    run_checked(cmd, cwd)
-    return time.perf_counter() - t0, child_cpu() - c0
 
 
 def libs_for(compiler, tmp):
@@ -135,7 +108,7 @@ def libs_for(compiler, tmp):
         probe = os.path.join(tmp, "probe.cpp")
         with open(probe, "w") as f:
             f.write("#include <%s>\nint main() { return 0; }\n" % header)
-        if sh([compiler, "-fsyntax-only", probe]).returncode == 0:
+        if subprocess.run([compiler, "-fsyntax-only", probe], capture_output=True).returncode == 0:
             out.append("-l" + lib)
     return out
 
@@ -174,7 +147,10 @@ def measure(compiler, tmp, reps):
     for _ in range(reps):
         # Interleaved, so a slow phase of the machine hits every variant alike.
         for name, (src, extra) in variants().items():
-            wall, cpu = timed([compiler] + base_flags() + extra + ["-c", src, "-o", name + ".o"], tmp)
+            try:
+                wall, cpu = timed([compiler] + base_flags() + extra + ["-c", src, "-o", name + ".o"], cwd=tmp)
+            except build_failed as e:
+                sys.exit("[compile-cost] ERROR: %s" % e)
             times[name].append({"wall_s": wall, "cpu_s": cpu})
     res = {}
     for name, ts in times.items():
@@ -224,7 +200,7 @@ def markdown(rec):
     out = ["# Compile cost of a user translation unit", ""]
     m = rec["machine"]
     out.append("- machine: %s, %d cores, %s; load average %s at the start, %s at the end" % (
-        m["cpu"], m["cores"], m["kernel"], m["load_start"], m["load_end"]))
+        m["cpu_model"], m["cores"], m["kernel"], m["load_start"], m["load_end"]))
     out.append("- commit %s%s; flags `%s`; %d repetitions, median CPU seconds (user + system) of the compiler" % (
         rec["commit"], " (dirty tree)" if rec["dirty"] else "", " ".join(rec["flags"]), rec["reps"]))
     out.append("- programs: bench/compile_cost.py (`plain`: xtensor + json work; `zarrxt`: the same plus "
@@ -260,10 +236,10 @@ def main():
     args = ap.parse_args()
 
     load_start = "%.1f/%.1f/%.1f" % os.getloadavg()
-    commit = first_line(["git", "-C", ROOT, "rev-parse", "HEAD"])
-    dirty = bool(sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout.strip())
-    rec = {"commit": commit, "dirty": dirty, "reps": args.reps, "flags": base_flags()[:2], "compilers": {},
-           "targets": TARGETS}
+    rec = dict(git_info())
+    commit = rec["commit"] or "unknown"
+    rec.update({"reps": args.reps, "flags": base_flags()[:2], "compilers": {},
+                "targets": TARGETS})
     with tempfile.TemporaryDirectory() as tmp:
         for name, text in (("plain.cpp", PLAIN), ("zarrxt.cpp", ZARRXT), ("compiled.cpp", COMPILED_PART)):
             with open(os.path.join(tmp, name), "w") as f:
@@ -276,21 +252,14 @@ def main():
             rec["checksum"] = verify(compiler, tmp)
             log("%s: %d timed repetitions" % (compiler, args.reps))
             r = measure(compiler, tmp, args.reps)
-            r["version"] = first_line([compiler, "--version"])
+            r["version"] = ((sh([compiler, "--version"]) or "?").splitlines() or ["?"])[0]
             rec["compilers"][compiler] = r
             log("%s: header-only %.2fx, separate %.2fx" % (compiler, r["ratio_header_only"], r["ratio_separate"]))
         if args.trace:
             log("clang -ftime-trace")
             rec["trace"] = {"header-only": trace(tmp, []),
                             "separate": trace(tmp, ["-DZARRXT_SEPARATE_COMPILATION"])}
-    cpu = "?"
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    rec["machine"] = {"cpu": cpu, "cores": os.cpu_count(), "kernel": platform.release(),
-                      "load_start": load_start, "load_end": "%.1f/%.1f/%.1f" % os.getloadavg()}
+    rec["machine"] = dict(machine_info(), load_start=load_start, load_end="%.1f/%.1f/%.1f" % os.getloadavg())
     md = markdown(rec)
     if args.no_record:
         print(md)

@@ -29,8 +29,7 @@ template <class Store>
 class any_array
 {
 public:
-    using core_type =
-        detail::array_core<dynamic_chain, Store, operation_index_cache<>, inline_executor, default_limits>;
+    using core_type = detail::default_array_core<Store>;
     static constexpr std::size_t max_bytes_rank = 8;
 
     explicit any_array(std::shared_ptr<core_type> core)

@@ -157,9 +157,9 @@ struct scratch_space
     buffer b;
     buffer array; ///< array->array stages alternate between array and array_b
     buffer array_b;
-    buffer work;  ///< the kernels' chunk assembly buffer (never touched by codecs)
-    buffer io;    ///< encoded bytes read from the store (reused from chunk to chunk)
-    buffer shard; ///< a shard being assembled by sharding_indexed::write_region (never by codecs)
+    buffer work;        ///< the kernels' chunk assembly buffer (never touched by codecs)
+    buffer io;          ///< encoded bytes read from the store (reused from chunk to chunk)
+    buffer shard;       ///< a shard being assembled by sharding_indexed::write_region (never by codecs)
     buffer shard_chunk; ///< one of its inner chunks, decoded (same owner)
 
     /// Kept between operations, the shard buffers would hold a whole shard per worker for the

@@ -725,12 +725,9 @@ byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::encode(byte_view
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out, buffer& chunk,
-                                                                    const box& region,
-                                                                    const box& bounds, const array_view* src,
-                                                                    byte_view old_bytes,
-                                                                    const shard_index* old,
-                                                                    write_context& ctx, bool& empty) const
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(
+    buffer& out, buffer& chunk, const box& region, const box& bounds, const array_view* src,
+    byte_view old_bytes, const shard_index* old, write_context& ctx, bool& empty) const
 {
     const std::size_t rank = m_inner.size();
     const std::size_t width = m_ctx.element_size();
@@ -740,9 +737,10 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(buffer& out,
     // shard so far (compressed inner chunks take less; an overrun still grows the buffer).
     out.clear();
     const std::uint64_t cap = ctx.limits.max_chunk_bytes;
-    const std::uint64_t raw = m_inner_bytes != 0 && m_count > cap / m_inner_bytes
-                                  ? cap
-                                  : std::min<std::uint64_t>(cap, m_index_size + std::uint64_t{m_count} * m_inner_bytes);
+    const std::uint64_t raw =
+        m_inner_bytes != 0 && m_count > cap / m_inner_bytes
+            ? cap
+            : std::min<std::uint64_t>(cap, m_index_size + std::uint64_t{m_count} * m_inner_bytes);
     out.reserve(static_cast<std::size_t>(raw));
     out.resize_discard(static_cast<std::size_t>(pos));
     buffer old_copy; // encoded bytes of a touched inner chunk, decoded out of place
@@ -900,16 +898,15 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
         }
     }
     // The worker's shard buffers are reused from shard to shard: a fresh 64 MiB buffer per shard
-    // costs more in page faults than writing the shard (see detail/buffer.hpp).
-    buffer local_out;
-    buffer local_chunk;
-    buffer& out = ctx.scratch != nullptr ? ctx.scratch->shard : local_out;
-    buffer& chunk = ctx.scratch != nullptr ? ctx.scratch->shard_chunk : local_chunk;
+    // costs more in page faults than writing the shard (see detail/buffer.hpp). The kernel always
+    // passes a scratch space (assemble encodes the inner chunks in it).
+    buffer& out = ctx.scratch->shard;
+    buffer& chunk = ctx.scratch->shard_chunk;
     bool empty = false;
     try
     {
-        assemble(out, chunk, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(), ctx,
-                 empty);
+        assemble(out, chunk, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(),
+                 ctx, empty);
     }
     catch (error& e)
     {

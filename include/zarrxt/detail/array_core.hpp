@@ -301,4 +301,10 @@ private:
     }
 };
 
+/// The core of an array with the default policies (zarrxt_fwd.hpp) over `Store`: the one whose
+/// kernels the compiled part holds (kernel/instantiations.hpp) and the one any_array uses.
+template <class Store>
+using default_array_core =
+    array_core<dynamic_chain, Store, operation_index_cache<>, inline_executor, default_limits>;
+
 } // namespace zarrxt::detail

@@ -162,7 +162,6 @@ private:
         advise_huge_pages(m_data, rounded);
     }
 
-public:
     /// Allocations from this size on get the huge-page advice.
     static constexpr std::size_t huge_page_threshold = std::size_t{4} << 20;
 
@@ -185,8 +184,6 @@ public:
         }
 #endif
     }
-
-private:
 
     void grow_preserving(std::size_t capacity)
     {

@@ -23,8 +23,7 @@ namespace zarrxt::kernel
 {
 
 template <class Store>
-using default_core =
-    zarrxt::detail::array_core<dynamic_chain, Store, operation_index_cache<>, inline_executor, default_limits>;
+using default_core = zarrxt::detail::default_array_core<Store>;
 
 #if ZARRXT_DEFINITIONS
 #define ZARRXT_KERNEL_INSTANTIATION template
@@ -32,16 +31,17 @@ using default_core =
 #define ZARRXT_KERNEL_INSTANTIATION extern template
 #endif
 
-#define ZARRXT_KERNELS_FOR(N, Store)                                                                          \
-    ZARRXT_KERNEL_INSTANTIATION void read_region<N, default_core<Store>>(                                     \
-        default_core<Store>&, const region<N>&, std::byte*, const strides_t<N>&, corruption_policy, problem_list*); \
-    ZARRXT_KERNEL_INSTANTIATION void write_region<N, default_core<Store>>(default_core<Store>&, const region<N>&,  \
-                                                                          const std::byte*, const strides_t<N>&);
-#define ZARRXT_KERNELS_FOR_RANKS(Store)                                                                       \
-    ZARRXT_KERNELS_FOR(0, Store)                                                                              \
-    ZARRXT_KERNELS_FOR(1, Store)                                                                              \
-    ZARRXT_KERNELS_FOR(2, Store)                                                                              \
-    ZARRXT_KERNELS_FOR(3, Store)                                                                              \
+#define ZARRXT_KERNELS_FOR(N, Store)                                                                         \
+    ZARRXT_KERNEL_INSTANTIATION void read_region<N, default_core<Store>>(                                    \
+        default_core<Store>&, const region<N>&, std::byte*, const strides_t<N>&, corruption_policy,          \
+        problem_list*);                                                                                      \
+    ZARRXT_KERNEL_INSTANTIATION void write_region<N, default_core<Store>>(                                   \
+        default_core<Store>&, const region<N>&, const std::byte*, const strides_t<N>&);
+#define ZARRXT_KERNELS_FOR_RANKS(Store)                                                                      \
+    ZARRXT_KERNELS_FOR(0, Store)                                                                             \
+    ZARRXT_KERNELS_FOR(1, Store)                                                                             \
+    ZARRXT_KERNELS_FOR(2, Store)                                                                             \
+    ZARRXT_KERNELS_FOR(3, Store)                                                                             \
     ZARRXT_KERNELS_FOR(4, Store)
 
 ZARRXT_KERNELS_FOR_RANKS(filesystem_store)
