@@ -33,6 +33,29 @@ auto make_sharded(Store& s, const std::string& path, zx::codec_spec codec = inne
     return a;
 }
 
+template <class A>
+concept can_write_raw = requires(A& a, const typename A::tensor_type::value_type* p)
+{
+    a.write_raw(typename A::region_type{}, p);
+};
+
+/// Runs tasks in order on the calling thread, claiming two workers (each task gets worker i % 2,
+/// so both scratch spaces are used), and records the size of every bulk call.
+struct recording_executor
+{
+    std::shared_ptr<std::vector<std::size_t>> calls = std::make_shared<std::vector<std::size_t>>();
+    std::size_t concurrency() const noexcept { return 2; }
+    template <class F>
+    void bulk(std::size_t n, F&& f) const
+    {
+        calls->push_back(n);
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            f(i, i % 2);
+        }
+    }
+};
+
 template <class T>
 std::vector<unsigned char> le_bytes(const xt::xtensor<T, 2>& t)
 {
@@ -134,6 +157,123 @@ TEST_SUITE("sharding")
             a.read({{6, 6}, {4, 4}});
             CHECK(a.stats().index_reads == 4);
             CHECK(a.stats().payload_reads == 4);
+        }
+    }
+
+    TEST_CASE("a read of many scattered inner chunks opens the shard once")
+    {
+        // 64x64 uint16, one shard of 8x8 inner chunks (64 of them); no index cache.
+        zxtest::temp_dir dir;
+        zx::counting_store<zx::filesystem_store> s{zx::filesystem_store(dir.path())};
+        auto a = zx::create<std::uint16_t, 2, zx::dynamic_chain, zx::no_index_cache>(
+            s, "a",
+            zx::v3_options{.shape = {64, 64},
+                           .chunk_shape = {64, 64},
+                           .codecs = {zx::sharded({8, 8}, {zx::codec_spec("bytes", {{"endian", "little"}}),
+                                                           zx::codec_spec("zstd")})}});
+        const auto data = make_data<std::uint16_t, 2>({64, 64}, 5);
+        a.write({{0, 0}, {64, 64}}, data);
+        s.reset();
+        a.reset_stats();
+        CHECK(tensors_equal(a.read(), data));
+        CHECK(s.stats().opens == 1);
+        CHECK(a.stats().index_reads == 1);
+        // Scattered single elements, one per inner chunk on the anti-diagonal: one open per call.
+        s.reset();
+        for (std::uint64_t i = 0; i < 8; ++i)
+        {
+            const auto part = a.read({{i * 8 + 3, (7 - i) * 8 + 1}, {1, 1}});
+            CHECK(part(0, 0) == data(i * 8 + 3, (7 - i) * 8 + 1));
+        }
+        CHECK(s.stats().opens == 8);
+        // Four reads of a row of inner chunks each: one open per read.
+        s.reset();
+        a.reset_stats();
+        xt::xtensor<std::uint16_t, 2> got = xt::zeros<std::uint16_t>({64, 64});
+        for (std::uint64_t r = 0; r < 64; r += 16)
+        {
+            a.read_into({{r, 0}, {8, 64}}, xt::view(got, xt::range(r, r + 8), xt::all()));
+        }
+        CHECK(s.stats().opens == 4);
+        s.reset();
+        a.reset_stats();
+        const auto band = a.read({{8, 0}, {40, 64}});
+        CHECK(tensors_equal(band, xt::view(data, xt::range(8, 48), xt::all())));
+        CHECK(s.stats().opens == 1);
+        CHECK(a.stats().index_reads == 1);
+        CHECK(s.stats().reads == 1 + a.stats().payload_reads); // all through the one handle
+    }
+
+    TEST_CASE(
+        "one shard's inner chunks are spread over the workers, and a shard replaced mid-read is read again")
+    {
+        zx::memory_store s;
+        using pooled = zx::array<std::uint16_t, 2, zx::dynamic_chain, zx::memory_store, zx::lru_index_cache<>,
+                                 recording_executor>;
+        // One 512x512 shard of 64x64 inner chunks (8 KiB each decoded, 512 KiB in all).
+        const zx::v3_options opts{
+            .shape = {512, 512},
+            .chunk_shape = {512, 512},
+            .codecs = {zx::sharded(
+                {64, 64}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("zstd")})}};
+        const recording_executor exec;
+        auto a = pooled::create(s, "a", opts, exec);
+        const auto first = make_data<std::uint16_t, 2>({512, 512}, 5);
+        a.write({{0, 0}, {512, 512}}, first);
+        exec.calls->clear();
+        CHECK(tensors_equal(a.read(), first));
+        // One shard: planned by one task, then its 64 inner chunks (all ranges of one shard) cut
+        // into batches of 128 KiB of decoded data (16 inner chunks) for the two workers, then no
+        // shard to read again.
+        REQUIRE(exec.calls->size() == 3);
+        CHECK((*exec.calls)[0] == 1);
+        CHECK((*exec.calls)[1] == 4);
+        CHECK((*exec.calls)[2] == 1);
+        CHECK(tensors_equal(a.read({{5, 7}, {500, 333}}),
+                            xt::view(first, xt::range(5, 505), xt::range(7, 340))));
+
+        // Replace the shard behind the array's cached index: the batches read the new shard, see
+        // the generation differ from the cached index, and the shard is read again from the start.
+        const auto second = make_data<std::uint16_t, 2>({512, 512}, 9);
+        zx::open<std::uint16_t, 2>(s, "a").write({{0, 0}, {512, 512}}, second);
+        a.reset_stats();
+        CHECK(tensors_equal(a.read(), second));
+        CHECK(a.stats().index_reads == 1);
+        CHECK(a.stats().index_cache_hits >= 1);
+    }
+
+    TEST_CASE("a read-only store backs an array; writing through it does not compile")
+    {
+        // Only read() and stat(): no set, erase, lock or list (an HTTP server, a read-only mount).
+        struct read_only_store
+        {
+            zx::memory_store inner;
+            std::optional<zx::read_result> read(std::string_view key, zx::byte_range r,
+                                                std::uint64_t max) const
+            {
+                return inner.read(key, r, max);
+            }
+            std::optional<zx::object_info> stat(std::string_view key) const { return inner.stat(key); }
+        };
+        static_assert(zx::store_policy<read_only_store>);
+        static_assert(!zx::array_writable_store<read_only_store>);
+        static_assert(!zx::object_store<read_only_store>);
+        using ro_array = zx::array<std::uint16_t, 2, zx::dynamic_chain, read_only_store>;
+        static_assert(!can_write_raw<ro_array>);
+        static_assert(can_write_raw<zx::array<std::uint16_t, 2>>);
+
+        zx::memory_store m;
+        make_sharded(m, "sharded");
+        zx::create<std::uint16_t, 2>(m, "plain", zx::v2_options{.shape = {16, 16}, .chunks = {5, 5}})
+            .write({{0, 0}, {16, 16}}, make_data<std::uint16_t, 2>({16, 16}, 1));
+        const read_only_store ro{m};
+        for (const char* path : {"sharded", "plain"})
+        {
+            CAPTURE(path);
+            auto a = ro_array::open(ro, path);
+            CHECK(tensors_equal(a.read(), make_data<std::uint16_t, 2>({16, 16}, 1)));
+            CHECK(tensors_equal(a.read({{3, 2}, {9, 11}}), xt::view(make_data<std::uint16_t, 2>({16, 16}, 1),
+                                                                    xt::range(3, 12), xt::range(2, 13))));
         }
     }
 

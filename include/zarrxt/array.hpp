@@ -46,13 +46,15 @@ public:
     explicit array(std::shared_ptr<core_type> core);
 
     static array open(const Store& store, std::string_view path, Executor exec = Executor{}, Limits limits = Limits{});
-    static array create(Store& store, std::string_view path, const v3_options& options, Executor exec = Executor{},
-                        Limits limits = Limits{})
+    static array create(Store& store, std::string_view path, const v3_options& options,
+                        Executor exec = Executor{},
+                        Limits limits = Limits{}) requires array_writable_store<Store>
     {
         return create_with(store, path, options, std::move(exec), std::move(limits));
     }
-    static array create(Store& store, std::string_view path, const v2_options& options, Executor exec = Executor{},
-                        Limits limits = Limits{})
+    static array create(Store& store, std::string_view path, const v2_options& options,
+                        Executor exec = Executor{},
+                        Limits limits = Limits{}) requires array_writable_store<Store>
     {
         return create_with(store, path, options, std::move(exec), std::move(limits));
     }
@@ -78,7 +80,7 @@ public:
     const json& attributes() const noexcept { return m_core->m_meta.attributes; }
     /// Replace the attributes and write them (zarr.json for v3, .zattrs for v2). In v2 a
     /// well-formed `_ARRAY_DIMENSIONS` member among them replaces the dimension names.
-    void set_attributes(json attributes);
+    void set_attributes(json attributes) requires array_writable_store<Store>;
 
     /// Read a region into a new C-ordered tensor.
     tensor_type read(const region_type& r) const;
@@ -108,10 +110,10 @@ public:
 
     /// Write an expression of the region's shape (evaluated once).
     template <class E>
-    void write(const region_type& r, const xt::xexpression<E>& e);
+    void write(const region_type& r, const xt::xexpression<E>& e) requires array_writable_store<Store>;
 
     /// Write raw C-ordered memory of r.elements() values.
-    void write_raw(const region_type& r, const T* data);
+    void write_raw(const region_type& r, const T* data) requires array_writable_store<Store>;
 
     /// Keep (true) or erase (false, the default) chunks that hold only the fill value.
     void set_write_empty_chunks(bool keep) noexcept { m_core->m_write_empty_chunks = keep; }
@@ -234,7 +236,8 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
-void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::set_attributes(json attributes)
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::set_attributes(json attributes) requires
+    array_writable_store<Store>
 {
     if (!attributes.is_object())
     {
@@ -353,7 +356,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 template <class E>
-void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(const region_type& r, const xt::xexpression<E>& e)
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(
+    const region_type& r, const xt::xexpression<E>& e) requires array_writable_store<Store>
 {
     check_write(r);
     const E& expr = e.derived_cast();
@@ -374,7 +378,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(const regio
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
-void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(const region_type& r, const T* data)
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(
+    const region_type& r, const T* data) requires array_writable_store<Store>
 {
     check_write(r);
     kernel::strides_t<N> strides{};

@@ -208,7 +208,8 @@ void write_document(S& s, const std::string& key, const json& doc)
 }
 
 /// Write the metadata of an array (v3: zarr.json with attributes; v2: .zarray and .zattrs).
-template <writable_store S>
+template <class S>
+requires writable_store<S> && erasable_store<S>
 void write_array_metadata(S& s, const std::string& path, const array_metadata& m)
 {
     if (m.zarr_format == 3)

@@ -48,7 +48,7 @@ public:
 private:
     zx::memory_store m_s;
 };
-static_assert(zx::store_policy<forwarding_store>);
+static_assert(zx::array_writable_store<forwarding_store>);
 //]
 
 //[exemplar_index_cache: keep the last index only

@@ -103,6 +103,44 @@ void store_conformance(Store& s)
     ZX_EXPECT_ERROR(zarrxt::store_error, "zarrxt.store.1", "../escape",
                     s.set("../escape", zarrxt::as_bytes("x")));
 
+    // Object handles (stores that offer them): one open, ranges and batches from one version of
+    // the object, kept when the key is replaced or erased behind the handle.
+    if constexpr (zarrxt::object_store<Store>)
+    {
+        CHECK_FALSE(s.open_object("nothing/here").has_value());
+        s.set("h", zarrxt::as_bytes("0123456789"));
+        auto h = s.open_object("h");
+        REQUIRE(h.has_value());
+        const auto before = s.stat("h");
+        CHECK(h->info().size == 10);
+        CHECK(h->info().generation == before->generation);
+        s.set("h", zarrxt::as_bytes("abc")); // replaced behind the open handle
+        zarrxt::buffer out;
+        h->read_to(byte_range::of(2, 3), unlimited, out);
+        CHECK(as_string(out) == "234");
+        h->read_to(byte_range::last(2), unlimited, out);
+        CHECK(as_string(out) == "89");
+        h->read_to(byte_range::of(8, 100), unlimited, out);
+        CHECK(as_string(out) == "89");
+        CHECK_THROWS_AS(h->read_to(byte_range::all(), 5, out), zarrxt::limit_exceeded);
+        const byte_range ranges[] = {byte_range::of(0, 2), byte_range::last(3), byte_range::of(4, 1)};
+        std::vector<zarrxt::buffer> outs(3);
+        h->read_ranges(ranges, unlimited, outs);
+        CHECK(as_string(outs[0]) == "01");
+        CHECK(as_string(outs[1]) == "789");
+        CHECK(as_string(outs[2]) == "4");
+        CHECK(h->info().generation == before->generation); // still the old version
+        CHECK(s.stat("h")->generation != before->generation);
+        auto h2 = s.open_object("h");
+        REQUIRE(h2.has_value());
+        h2->read_to(byte_range::all(), unlimited, out);
+        CHECK(as_string(out) == "abc");
+        CHECK(s.erase("h"));
+        h2->read_to(byte_range::all(), unlimited, out); // erased behind the handle: still readable
+        CHECK(as_string(out) == "abc");
+        CHECK_THROWS_AS(s.open_object("../escape"), zarrxt::store_error);
+    }
+
     // The key lock serialises; taking two different keys from one thread does not deadlock.
     {
         auto l1 = s.lock_key("a/b/c");

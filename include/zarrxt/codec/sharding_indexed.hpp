@@ -38,11 +38,47 @@ namespace zarrxt
 namespace codec
 {
 
+/// A partial read of one shard, split into stages so that its batches can run on different
+/// workers: plan_read() has fetched and validated the index, filled the missing inner chunks,
+/// read nested shards, and grouped the remaining inner chunks into byte-range batches (sorted by
+/// offset, coalesced across small gaps, each within the task's memory budget); read_batch()
+/// fetches one batch and decodes its inner chunks.
+struct shard_read_plan
+{
+    struct hit
+    {
+        std::uint64_t offset;
+        std::uint64_t nbytes;
+        std::size_t linear; ///< the inner chunk, in C order
+    };
+    struct batch
+    {
+        std::uint64_t begin;
+        std::uint64_t end;
+        std::size_t first; ///< hits[first, last) lie in [begin, end)
+        std::size_t last;
+    };
+    shard_index_ptr index;
+    std::vector<hit> hits;
+    std::vector<batch> batches;
+};
+
 /// What the kernels see of a sharding codec, whatever its inner and index chain types.
 class sharding_base
 {
 public:
     virtual ~sharding_base() = default;
+
+    /// Plan the read of `region` (see shard_read_plan). `budget` is what one batch may hold;
+    /// with `workers` > 1 batches are also cut small enough to give every worker several.
+    /// False when the shard changed while it was planned (start over).
+    virtual bool plan_read(range_reader& src, const box& region, piece_sink& sink, read_context& ctx,
+                           std::size_t workers, std::uint64_t budget, shard_read_plan& plan) const = 0;
+
+    /// Fetch batch `b` of `plan` and decode its inner chunks into `sink`; thread-safe for
+    /// distinct batches (each worker passes its own context). False when the shard changed.
+    virtual bool read_batch(range_reader& src, const shard_read_plan& plan, std::size_t b, piece_sink& sink,
+                            read_context& ctx) const = 0;
 
     /// Deliver every inner chunk intersecting `region` (shard coordinates) to `sink`.
     virtual void read_region(range_reader& src, const box& region, piece_sink& sink,
@@ -86,6 +122,10 @@ public:
 
     void read_region(range_reader& src, const box& region, piece_sink& sink,
                      read_context& ctx) const override;
+    bool plan_read(range_reader& src, const box& region, piece_sink& sink, read_context& ctx,
+                   std::size_t workers, std::uint64_t budget, shard_read_plan& plan) const override;
+    bool read_batch(range_reader& src, const shard_read_plan& plan, std::size_t b, piece_sink& sink,
+                    read_context& ctx) const override;
     void write_region(object_io& io, const box& region, const box& bounds, const array_view& src,
                       write_context& ctx) const override;
     shard_index_ptr read_index(range_reader& src, read_context& ctx) const override;
@@ -100,14 +140,11 @@ public:
     static constexpr std::uint64_t coalesce_gap = 4096;
     /// A coalesced request never exceeds this many bytes (unless one inner chunk alone does).
     static constexpr std::uint64_t coalesce_max = 32u << 20;
+    /// When a shard's batches are spread over workers, none is cut below this much decoded data.
+    static constexpr std::uint64_t spread_min = 128u << 10;
 
 private:
-    struct hit
-    {
-        std::uint64_t offset;
-        std::uint64_t nbytes;
-        std::size_t linear;
-    };
+    using hit = shard_read_plan::hit;
 
     bool try_read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const;
     shard_index_ptr fetch_index(range_reader& src, read_context& ctx, bool& from_cache) const;
@@ -451,6 +488,33 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
                                                                            piece_sink& sink,
                                                                            read_context& ctx) const
 {
+    // One coalesced request holds its bytes while they are decoded: keep it within the operation's
+    // budget for bytes in flight (an inner chunk alone may still need more; max_chunk_bytes caps that).
+    shard_read_plan plan;
+    if (!plan_read(src, region, sink, ctx, 1, ctx.limits.max_bytes_in_flight, plan))
+    {
+        return false;
+    }
+    for (std::size_t b = 0; b < plan.batches.size(); ++b)
+    {
+        if (!read_batch(src, plan, b, sink, ctx))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reader& src, const box& region,
+                                                                     piece_sink& sink, read_context& ctx,
+                                                                     std::size_t workers,
+                                                                     std::uint64_t budget,
+                                                                     shard_read_plan& plan) const
+{
+    plan.index = nullptr;
+    plan.hits.clear();
+    plan.batches.clear();
     const std::size_t rank = m_inner.size();
     dims lo(rank);
     dims hi(rank);
@@ -484,7 +548,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
         return true;
     }
     const codec::sharding_base* nested = m_inner_chain.sharding();
-    std::vector<hit> hits;
+    std::vector<hit>& hits = plan.hits;
     bool unverified = from_cache; // a cached index is confirmed by the generation of a payload read
 
     // Walk the touched inner chunks in C order.
@@ -563,20 +627,28 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
         }
         return true;
     }
+    plan.index = idx;
 
     std::sort(hits.begin(), hits.end(), [](const hit& a, const hit& b) { return a.offset < b.offset; });
-    // One coalesced request holds its bytes while they are decoded: keep it within the operation's
-    // budget for bytes in flight (an inner chunk alone may still need more; max_chunk_bytes caps that).
-    const std::uint64_t batch_cap = std::min<std::uint64_t>(coalesce_max, ctx.limits.max_bytes_in_flight);
-    buffer dup; // decoding is in place; entries sharing bytes (deduplicated chunks) decode from a copy
+    const std::uint64_t cap = std::max<std::uint64_t>(1, std::min(coalesce_max, budget));
+    std::size_t per_batch = hits.size();
+    if (workers > 1)
+    {
+        // Enough batches that every worker gets about four (so they finish together), counted in
+        // decoded bytes, which is the work; never so small that a batch is not worth a task.
+        const std::uint64_t work =
+            std::max<std::uint64_t>(spread_min, hits.size() * m_inner_bytes / (4 * workers));
+        per_batch = static_cast<std::size_t>(
+            std::max<std::uint64_t>(1, work / std::max<std::size_t>(1, m_inner_bytes)));
+    }
     std::size_t i = 0;
     while (i < hits.size())
     {
         std::size_t j = i;
         const std::uint64_t begin = hits[i].offset;
         std::uint64_t end = begin + hits[i].nbytes;
-        while (j + 1 < hits.size() && hits[j + 1].offset <= end + coalesce_gap &&
-               std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= batch_cap)
+        while (j + 1 < hits.size() && j + 1 - i < per_batch && hits[j + 1].offset <= end + coalesce_gap &&
+               std::max(end, hits[j + 1].offset + hits[j + 1].nbytes) - begin <= cap)
         {
             ++j;
             end = std::max(end, hits[j].offset + hits[j].nbytes);
@@ -588,55 +660,70 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range
             e.with_range(begin, end - begin);
             throw e;
         }
-        auto res = src.read(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1));
-        if (!res || res->generation != idx->generation || res->bytes.size() != end - begin)
-        {
-            return false; // the shard changed (or vanished) since its index was read
-        }
-        if (ctx.counters)
-        {
-            ctx.counters->add_payload_read(res->bytes.size());
-        }
-        std::uint64_t prev_end = 0;
-        for (std::size_t k = i; k <= j; ++k)
-        {
-            const auto rel = static_cast<std::size_t>(hits[k].offset - begin);
-            const auto n = static_cast<std::size_t>(hits[k].nbytes);
-            mutable_byte_view bytes(res->bytes.data() + rel, n);
-            if (k > i && hits[k].offset < prev_end && n != 0)
-            {
-                dup.resize_discard(n);
-                std::memcpy(dup.data(), res->bytes.data() + rel, n);
-                bytes = dup.mutable_view();
-            }
-            prev_end = std::max(prev_end, hits[k].offset + hits[k].nbytes);
-            try
-            {
-                const dims origin = origin_of(hits[k].linear);
-                const mutable_byte_view dest = sink.destination(origin, m_inner);
-                if (dest.size() == m_inner_bytes &&
-                    m_inner_chain.decode_into(bytes, dest, *ctx.scratch, ctx.limits))
-                {
-                    sink.placed(dest); // decoded straight into the caller's array
-                }
-                else
-                {
-                    const array_view v = m_inner_chain.decode(bytes, *ctx.scratch, ctx.limits);
-                    sink.piece(v, origin);
-                }
-            }
-            catch (error& e)
-            {
-                e.with_key(src.key());
-                e.with_range(hits[k].offset, hits[k].nbytes);
-                if (!ctx.tolerate(e))
-                {
-                    throw;
-                }
-                sink.fill(origin_of(hits[k].linear), m_inner); // this inner chunk reads as missing
-            }
-        }
+        plan.batches.push_back({begin, end, i, j + 1});
         i = j + 1;
+    }
+    return true;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+bool sharding_indexed<InnerChain, IndexChain, IndexCache>::read_batch(range_reader& src,
+                                                                      const shard_read_plan& plan,
+                                                                      std::size_t b, piece_sink& sink,
+                                                                      read_context& ctx) const
+{
+    const shard_read_plan::batch& bt = plan.batches[b];
+    const std::uint64_t begin = bt.begin;
+    const std::uint64_t end = bt.end;
+    auto res = src.read(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1));
+    if (!res || res->generation != plan.index->generation || res->bytes.size() != end - begin)
+    {
+        return false; // the shard changed (or vanished) since its index was read
+    }
+    if (ctx.counters)
+    {
+        ctx.counters->add_payload_read(res->bytes.size());
+    }
+    buffer dup; // decoding is in place; entries sharing bytes (deduplicated chunks) decode from a copy
+    std::uint64_t prev_end = 0;
+    for (std::size_t k = bt.first; k < bt.last; ++k)
+    {
+        const hit& h = plan.hits[k];
+        const auto rel = static_cast<std::size_t>(h.offset - begin);
+        const auto n = static_cast<std::size_t>(h.nbytes);
+        mutable_byte_view bytes(res->bytes.data() + rel, n);
+        if (k > bt.first && h.offset < prev_end && n != 0)
+        {
+            dup.resize_discard(n);
+            std::memcpy(dup.data(), res->bytes.data() + rel, n);
+            bytes = dup.mutable_view();
+        }
+        prev_end = std::max(prev_end, h.offset + h.nbytes);
+        const dims origin = origin_of(h.linear);
+        try
+        {
+            const mutable_byte_view dest = sink.destination(origin, m_inner);
+            if (dest.size() == m_inner_bytes &&
+                m_inner_chain.decode_into(bytes, dest, *ctx.scratch, ctx.limits))
+            {
+                sink.placed(dest); // decoded straight into the caller's array
+            }
+            else
+            {
+                const array_view v = m_inner_chain.decode(bytes, *ctx.scratch, ctx.limits);
+                sink.piece(v, origin);
+            }
+        }
+        catch (error& e)
+        {
+            e.with_key(src.key());
+            e.with_range(h.offset, h.nbytes);
+            if (!ctx.tolerate(e))
+            {
+                throw;
+            }
+            sink.fill(origin, m_inner); // this inner chunk reads as missing
+        }
     }
     return true;
 }

@@ -29,8 +29,9 @@ namespace zarrxt::detail
 template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
 class array_core
 {
-    static_assert(store_policy<Store>, "zarrxt::array: Store must satisfy zarrxt::store_policy (read, stat, set, "
-                                       "erase, lock_key, list, list_dir; see docs/concepts/store.md)");
+    static_assert(store_policy<Store>,
+                  "zarrxt::array: Store must satisfy zarrxt::store_policy (copyable, read, "
+                  "stat; see docs/concepts/store.md)");
     static_assert(index_cache_policy<IndexCache>,
                   "zarrxt::array: IndexCache must satisfy zarrxt::index_cache_policy (derive from "
                   "index_cache_base, default constructible, static per_operation; see docs/concepts/index_cache.md)");

@@ -17,6 +17,7 @@
 #include "../store/concepts.hpp"
 #include "../store/counting.hpp"
 
+#include <mutex>
 #include <string>
 
 namespace zarrxt
@@ -53,19 +54,71 @@ public:
     virtual const std::string& cache_key() const { return key(); }
 };
 
-/// A key of a typed store.
+/// A key of a typed store. A store that hands out object handles is opened once, on first use,
+/// and every range is then read from that one handle (one open and one generation per shard
+/// read, however many ranges); other stores are asked once per range. After the first read()
+/// or stat() returned, reads may come from several threads at once.
 template <class Store>
 class store_reader final : public range_reader
 {
 public:
     store_reader(const Store& s, std::string key) : m_store(s), m_key(std::move(key)) {}
-    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override { return m_store.read(m_key, r, max_bytes); }
-    std::optional<object_info> stat() override { return m_store.stat(m_key); }
+    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override
+    {
+        if constexpr (object_store<Store>)
+        {
+            const auto* h = handle();
+            if (h == nullptr)
+            {
+                return std::nullopt;
+            }
+            read_result res;
+            h->read_to(r, max_bytes, res.bytes);
+            const object_info info = h->info();
+            res.object_size = info.size;
+            res.generation = info.generation;
+            return res;
+        }
+        else
+        {
+            return m_store.read(m_key, r, max_bytes);
+        }
+    }
+    std::optional<object_info> stat() override
+    {
+        if constexpr (object_store<Store>)
+        {
+            const auto* h = handle();
+            return h == nullptr ? std::nullopt : std::optional<object_info>(h->info());
+        }
+        else
+        {
+            return m_store.stat(m_key);
+        }
+    }
     const std::string& key() const override { return m_key; }
 
 private:
+    template <class S>
+    struct handle_slot
+    {
+    };
+    template <object_store S>
+    struct handle_slot<S>
+    {
+        std::once_flag once;
+        std::optional<typename S::object_handle> handle;
+    };
+
+    auto handle()
+    {
+        std::call_once(m_slot.once, [&] { m_slot.handle = m_store.open_object(m_key); });
+        return m_slot.handle ? &*m_slot.handle : nullptr;
+    }
+
     const Store& m_store;
     std::string m_key;
+    [[no_unique_address]] handle_slot<Store> m_slot;
 };
 
 /// Bytes already in memory (a whole shard decoded from a larger chain).

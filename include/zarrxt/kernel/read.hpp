@@ -15,6 +15,11 @@
 #include "io.hpp"
 #include "scatter.hpp"
 
+#include <atomic>
+#include <memory>
+#include <utility>
+#include <vector>
+
 namespace zarrxt::kernel
 {
 
@@ -218,16 +223,9 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         acc *= static_cast<std::int64_t>(m.chunk_shape[d]);
     }
     const std::size_t chunk_bytes = zarrxt::detail::to_size(m.chunk_elements() * width, "chunk bytes");
-
-    core.m_exec.bulk(range.count(), [&](std::size_t i, std::size_t worker) {
-        const extents_t<N> coords = range.coords(i);
-        extents_t<N> origin{};
-        for (std::size_t d = 0; d < N; ++d)
-        {
-            origin[d] = coords[d] * m.chunk_shape[d];
-        }
-        region_sink<N> sink(out, out_strides, reg, origin, width, m.fill, is_bool);
-        const std::string key = core.chunk_key(coords.data(), N);
+    const std::size_t workers = core.m_exec.concurrency();
+    auto context = [&](std::size_t worker)
+    {
         read_context ctx;
         ctx.limits = core.m_lv;
         ctx.cache = cache;
@@ -235,75 +233,173 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         ctx.scratch = &scratch[worker];
         ctx.on_corruption = on_corruption;
         ctx.problems = problems;
-        if (sharding != nullptr)
+        return ctx;
+    };
+    auto origin_of = [&](const extents_t<N>& coords)
+    {
+        extents_t<N> origin{};
+        for (std::size_t d = 0; d < N; ++d)
         {
-            store_reader<typename Core::store_type> reader(core.m_store, key);
-            box b{dims(N), dims(N)};
-            for (std::size_t d = 0; d < N; ++d)
-            {
-                const std::uint64_t lo = std::max(origin[d], reg.offset[d]);
-                const std::uint64_t hi = std::min(origin[d] + m.chunk_shape[d], reg.offset[d] + reg.extent[d]);
-                b.offset[d] = lo - origin[d];
-                b.extent[d] = hi - lo;
-            }
-            sharding->read_region(reader, b, sink, ctx);
-            return;
+            origin[d] = coords[d] * m.chunk_shape[d];
         }
-        codec::scratch_space& sc = scratch[worker];
-        // Fast path: the whole chunk lies in the region and its part of the destination is one
-        // C-ordered block, so it can be decoded (or, for raw chunks, read) straight into place.
-        bool in_place = true;
-        for (std::size_t d = 0; d < N && in_place; ++d)
+        return origin;
+    };
+    // The part of the region inside the shard at `origin`, in shard coordinates.
+    auto shard_box = [&](const extents_t<N>& origin)
+    {
+        box b{dims(N), dims(N)};
+        for (std::size_t d = 0; d < N; ++d)
         {
-            in_place = origin[d] >= reg.offset[d] && origin[d] + m.chunk_shape[d] <= reg.offset[d] + reg.extent[d]
-                       && (m.chunk_shape[d] == 1 || out_strides[d] == chunk_strides[d]);
+            const std::uint64_t lo = std::max(origin[d], reg.offset[d]);
+            const std::uint64_t hi = std::min(origin[d] + m.chunk_shape[d], reg.offset[d] + reg.extent[d]);
+            b.offset[d] = lo - origin[d];
+            b.extent[d] = hi - lo;
         }
-        try
+        return b;
+    };
+    using reader_type = store_reader<typename Core::store_type>;
+
+    if (sharding != nullptr && workers > 1 && range.count() < 4 * workers)
+    {
+        // Few shards for many workers: plan every shard (index, missing and nested inner chunks)
+        // on one worker each, then spread all their batches of inner chunks over every worker, so
+        // one shard decodes on all cores. Each worker holds one batch at a time, so batches are
+        // cut to an equal share of the operation's budget for bytes in flight.
+        const std::size_t shards = range.count();
+        std::vector<std::unique_ptr<reader_type>> readers(shards);
+        std::vector<region_sink<N>> sinks;
+        sinks.reserve(shards);
+        for (std::size_t i = 0; i < shards; ++i)
         {
-        if (in_place)
+            sinks.emplace_back(out, out_strides, reg, origin_of(range.coords(i)), width, m.fill, is_bool);
+        }
+        std::vector<codec::shard_read_plan> plans(shards);
+        std::unique_ptr<std::atomic<bool>[]> changed(new std::atomic<bool>[shards]);
+        const std::uint64_t budget = std::max<std::uint64_t>(1, core.m_lv.max_bytes_in_flight / workers);
+        core.m_exec.bulk(shards,
+                         [&](std::size_t i, std::size_t worker)
+                         {
+                             const extents_t<N> coords = range.coords(i);
+                             readers[i] = std::make_unique<reader_type>(core.m_store,
+                                                                        core.chunk_key(coords.data(), N));
+                             read_context ctx = context(worker);
+                             changed[i] = !sharding->plan_read(*readers[i], shard_box(origin_of(coords)),
+                                                               sinks[i], ctx, workers, budget, plans[i]);
+                         });
+        std::vector<std::pair<std::size_t, std::size_t>> batches; // (shard, batch)
+        for (std::size_t i = 0; i < shards; ++i)
         {
-            std::int64_t dst_off = 0;
-            for (std::size_t d = 0; d < N; ++d)
+            for (std::size_t b = 0; !changed[i] && b < plans[i].batches.size(); ++b)
             {
-                dst_off += static_cast<std::int64_t>(origin[d] - reg.offset[d]) * out_strides[d];
+                batches.emplace_back(i, b);
             }
-            mutable_byte_view dest(out + dst_off * static_cast<std::int64_t>(width), chunk_bytes);
-            if (read_chunk_in_place(core, key, dest, sc))
+        }
+        core.m_exec.bulk(batches.size(),
+                         [&](std::size_t t, std::size_t worker)
+                         {
+                             const auto [i, b] = batches[t];
+                             if (changed[i])
+                             {
+                                 return;
+                             }
+                             read_context ctx = context(worker);
+                             if (!sharding->read_batch(*readers[i], plans[i], b, sinks[i], ctx))
+                             {
+                                 changed[i] = true;
+                             }
+                         });
+        // A shard replaced while its batches were read is read again from the start, on its own
+        // (every element it covers is rewritten, so nothing of the older version survives).
+        core.m_exec.bulk(shards,
+                         [&](std::size_t i, std::size_t worker)
+                         {
+                             if (!changed[i])
+                             {
+                                 return;
+                             }
+                             const extents_t<N> coords = range.coords(i);
+                             reader_type reader(core.m_store, core.chunk_key(coords.data(), N));
+                             read_context ctx = context(worker);
+                             sharding->read_region(reader, shard_box(origin_of(coords)), sinks[i], ctx);
+                         });
+        return;
+    }
+
+    core.m_exec.bulk(
+        range.count(),
+        [&](std::size_t i, std::size_t worker)
+        {
+            const extents_t<N> coords = range.coords(i);
+            const extents_t<N> origin = origin_of(coords);
+            region_sink<N> sink(out, out_strides, reg, origin, width, m.fill, is_bool);
+            const std::string key = core.chunk_key(coords.data(), N);
+            read_context ctx = context(worker);
+            if (sharding != nullptr)
             {
-                if (is_bool)
-                {
-                    normalize_bool_box<1>(dest.data(), {1}, {dest.size()});
-                }
+                // Many shards: one per task, each read on its own with a worker's share of the budget.
+                ctx.limits.max_bytes_in_flight =
+                    std::max<std::uint64_t>(1, core.m_lv.max_bytes_in_flight / workers);
+                reader_type reader(core.m_store, key);
+                sharding->read_region(reader, shard_box(origin), sink, ctx);
                 return;
             }
-        }
-        std::optional<object_info> info = read_object(core.m_store, key, core.m_lv.max_chunk_bytes, sc.io);
-        if (!info)
-        {
-            sink.fill(dims(N, 0), dims(m.chunk_shape));
-            return;
-        }
-        core.m_counters.add_payload_read(sc.io.size());
-        try
-        {
-            const codec::array_view v = core.m_chain.decode(sc.io.mutable_view(), sc, core.m_lv);
-            sink.piece(v, dims(N, 0));
-        }
-        catch (error& e)
-        {
-            e.with_key(key);
-            throw;
-        }
-        }
-        catch (error& e)
-        {
-            if (!ctx.tolerate(e))
+            codec::scratch_space& sc = scratch[worker];
+            // Fast path: the whole chunk lies in the region and its part of the destination is one
+            // C-ordered block, so it can be decoded (or, for raw chunks, read) straight into place.
+            bool in_place = true;
+            for (std::size_t d = 0; d < N && in_place; ++d)
             {
-                throw;
+                in_place = origin[d] >= reg.offset[d] &&
+                           origin[d] + m.chunk_shape[d] <= reg.offset[d] + reg.extent[d] &&
+                           (m.chunk_shape[d] == 1 || out_strides[d] == chunk_strides[d]);
             }
-            sink.fill(dims(N, 0), dims(m.chunk_shape)); // a damaged chunk reads as missing
-        }
-    });
+            try
+            {
+                if (in_place)
+                {
+                    std::int64_t dst_off = 0;
+                    for (std::size_t d = 0; d < N; ++d)
+                    {
+                        dst_off += static_cast<std::int64_t>(origin[d] - reg.offset[d]) * out_strides[d];
+                    }
+                    mutable_byte_view dest(out + dst_off * static_cast<std::int64_t>(width), chunk_bytes);
+                    if (read_chunk_in_place(core, key, dest, sc))
+                    {
+                        if (is_bool)
+                        {
+                            normalize_bool_box<1>(dest.data(), {1}, {dest.size()});
+                        }
+                        return;
+                    }
+                }
+                std::optional<object_info> info =
+                    read_object(core.m_store, key, core.m_lv.max_chunk_bytes, sc.io);
+                if (!info)
+                {
+                    sink.fill(dims(N, 0), dims(m.chunk_shape));
+                    return;
+                }
+                core.m_counters.add_payload_read(sc.io.size());
+                try
+                {
+                    const codec::array_view v = core.m_chain.decode(sc.io.mutable_view(), sc, core.m_lv);
+                    sink.piece(v, dims(N, 0));
+                }
+                catch (error& e)
+                {
+                    e.with_key(key);
+                    throw;
+                }
+            }
+            catch (error& e)
+            {
+                if (!ctx.tolerate(e))
+                {
+                    throw;
+                }
+                sink.fill(dims(N, 0), dims(m.chunk_shape)); // a damaged chunk reads as missing
+            }
+        });
 }
 
 } // namespace zarrxt::kernel

@@ -17,6 +17,7 @@
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -76,17 +77,31 @@ concept readable_store = requires(const S& s, std::string_view key, byte_range r
     } -> std::same_as<std::optional<object_info>>;
 };
 
+/// Can store objects: `set` replaces the whole object atomically (readers see old or new).
 template <class S>
 concept writable_store = requires(S& s, std::string_view key, byte_view data) {
     {
         s.set(key, data)
     } -> std::same_as<void>;
-    {
-        s.erase(key)
-    } -> std::same_as<bool>;
-    s.lock_key(key); // an RAII guard serialising read-modify-write of one key
 };
 
+/// Can remove objects: `erase` returns whether the key existed.
+template <class S>
+concept erasable_store = requires(S& s, std::string_view key)
+{
+    {
+        s.erase(key)
+        } -> std::same_as<bool>;
+};
+
+/// Offers an RAII guard serialising read-modify-write of one key (sharded partial writes).
+template <class S>
+concept lockable_store = requires(S& s, std::string_view key)
+{
+    s.lock_key(key);
+};
+
+/// Can enumerate keys under a prefix (groups, whole-array erase, consolidation).
 template <class S>
 concept listable_store = requires(const S& s, std::string_view prefix) {
     {
@@ -96,6 +111,35 @@ concept listable_store = requires(const S& s, std::string_view prefix) {
         s.list_dir(prefix)
     } -> std::same_as<std::vector<std::string>>;
 };
+
+/// An open object pinned to one generation: every range read through it comes from the same
+/// version of the object, however often the key is replaced meanwhile (a file stays open on
+/// its old inode; a memory object is shared). Reads are const and may run on many threads.
+template <class H>
+concept object_handle = std::movable<H> && requires(const H& h, byte_range r, std::uint64_t max, buffer& out,
+                                                    std::span<const byte_range> rs, std::span<buffer> outs)
+{
+    {
+        h.info()
+        } -> std::same_as<object_info>;
+    {
+        h.read_to(r, max, out)
+        } -> std::same_as<void>;
+    {
+        h.read_ranges(rs, max, outs)
+        } -> std::same_as<void>;
+};
+
+/// Optional: `open_object(key)` hands out an object handle (nullopt when the key is absent), so
+/// a reader of many ranges of one object (a shard) opens it once and checks its generation once.
+template <class S>
+concept object_store = requires(const S& s, std::string_view key)
+{
+    {
+        s.open_object(key)
+        } -> std::same_as<std::optional<typename S::object_handle>>;
+}
+&&object_handle<typename S::object_handle>;
 
 /// Optional: read into a caller's reusable buffer (no allocation per chunk once it is large enough).
 template <class S>
@@ -113,9 +157,16 @@ concept direct_store = requires(const S& s, std::string_view key, std::uint64_t 
     } -> std::same_as<std::optional<object_info>>;
 };
 
-/// What zarrxt::array needs from its Store policy.
+/// What zarrxt::array needs from its Store policy to open and read an array: a read-only store
+/// (a read-only mount, a snapshot, an HTTP server) is enough.
 template <class S>
-concept store_policy = std::copy_constructible<S> && readable_store<S> && writable_store<S> && listable_store<S>;
+concept store_policy = std::copy_constructible<S> && readable_store<S>;
+
+/// What creating and writing an array needs on top of store_policy: set and erase objects, lock a
+/// shard for read-modify-write, and list (create with overwrite erases the old node's keys).
+template <class S>
+concept array_writable_store =
+    store_policy<S> && writable_store<S> && erasable_store<S> && lockable_store<S> && listable_store<S>;
 
 /// read() for a store that implements read_to(): the result owns a fresh buffer.
 template <class S>

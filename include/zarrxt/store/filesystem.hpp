@@ -26,8 +26,9 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <string>
 #include <mutex>
+#include <span>
+#include <string>
 #include <system_error>
 #include <utility>
 
@@ -102,6 +103,64 @@ public:
     std::vector<std::string> list(std::string_view prefix) const;
     std::vector<std::string> list_dir(std::string_view prefix) const;
     key_guard lock_key(std::string_view key) const;
+
+    /// One object opened for reading (see zarrxt::object_handle). Ranges are pread from the inode
+    /// that was opened; zarrxt replaces a key by renaming a new file over it, so a handle never
+    /// mixes two versions, and the generation is taken once, at open. Reads may run concurrently.
+    class object_handle
+    {
+    public:
+        object_handle(object_handle&& o) noexcept
+            : m_fd(std::exchange(o.m_fd, -1))
+            , m_info(o.m_info)
+            , m_key(std::move(o.m_key))
+        {
+        }
+        object_handle& operator=(object_handle&& o) noexcept
+        {
+            std::swap(m_fd, o.m_fd);
+            std::swap(m_info, o.m_info);
+            std::swap(m_key, o.m_key);
+            return *this;
+        }
+        object_handle(const object_handle&) = delete;
+        object_handle& operator=(const object_handle&) = delete;
+        ~object_handle()
+        {
+            if (m_fd >= 0)
+            {
+                ::close(m_fd);
+            }
+        }
+
+        object_info info() const noexcept { return m_info; }
+        /// The range (clamped to the object) into `out`, reusing its capacity.
+        void read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const;
+        /// Several ranges, one buffer each (one pread per range).
+        void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
+                         std::span<buffer> out) const
+        {
+            for (std::size_t i = 0; i < ranges.size() && i < out.size(); ++i)
+            {
+                read_to(ranges[i], max_bytes, out[i]);
+            }
+        }
+
+    private:
+        friend class filesystem_store;
+        object_handle(int fd, object_info info, std::string_view key)
+            : m_fd(fd)
+            , m_info(info)
+            , m_key(key)
+        {
+        }
+        int m_fd = -1;
+        object_info m_info;
+        std::string m_key;
+    };
+
+    /// Open `key` once for many range reads (nullopt when it does not exist or is not a file).
+    std::optional<object_handle> open_object(std::string_view key) const;
 
     /// Like read(), into `out` (its capacity is reused: no allocation once it is large enough).
     std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes, buffer& out) const;
@@ -271,8 +330,8 @@ inline std::optional<read_result> filesystem_store::read(std::string_view key, b
     return read_via_read_to(*this, key, r, max_bytes);
 }
 
-inline std::optional<object_info> filesystem_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
-                                                            buffer& out) const
+inline std::optional<filesystem_store::object_handle> filesystem_store::open_object(
+    std::string_view key) const
 {
     const auto p = path_of(key);
     // O_NONBLOCK: a FIFO planted at a key must not block open() (no effect on regular files).
@@ -294,20 +353,37 @@ inline std::optional<object_info> filesystem_store::read_to(std::string_view key
     {
         return std::nullopt; // a directory is not an object
     }
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    const auto [begin, end] = resolve_range(r, size);
+    return object_handle(std::exchange(f.fd, -1),
+                         object_info{static_cast<std::uint64_t>(st.st_size), detail::generation_of(st)}, key);
+}
+
+inline void filesystem_store::object_handle::read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const
+{
+    const auto [begin, end] = resolve_range(r, m_info.size);
     if (end - begin > max_bytes)
     {
         limit_exceeded e("max_chunk_bytes", end - begin, max_bytes);
-        e.with_key(key);
+        e.with_key(m_key);
+        e.with_range(begin, end - begin);
         throw e;
     }
     out.resize_discard(static_cast<std::size_t>(end - begin));
-    if (!detail::pread_all(f.fd, out.data(), out.size(), begin))
+    if (!detail::pread_all(m_fd, out.data(), out.size(), begin))
     {
-        throw_io("read", key, errno);
+        throw_io("read", m_key, errno);
     }
-    return object_info{size, detail::generation_of(st)};
+}
+
+inline std::optional<object_info> filesystem_store::read_to(std::string_view key, byte_range r,
+                                                            std::uint64_t max_bytes, buffer& out) const
+{
+    auto h = open_object(key);
+    if (!h)
+    {
+        return std::nullopt;
+    }
+    h->read_to(r, max_bytes, out);
+    return h->info();
 }
 
 inline std::optional<object_info> filesystem_store::read_into(std::string_view key, std::uint64_t offset,

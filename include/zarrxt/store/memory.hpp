@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 
 namespace zarrxt
 {
@@ -32,6 +33,60 @@ public:
     std::vector<std::string> list(std::string_view prefix) const;
     std::vector<std::string> list_dir(std::string_view prefix) const;
     std::unique_lock<std::mutex> lock_key(std::string_view key) const { return m_state->locks.lock(key); }
+
+    /// One stored value, shared (see zarrxt::object_handle): a later set() of the key makes a new
+    /// value and leaves this one as it was.
+    class object_handle
+    {
+    public:
+        object_info info() const noexcept { return {m_bytes->size(), m_generation}; }
+        void read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const
+        {
+            const auto [begin, end] = resolve_range(r, m_bytes->size());
+            if (end - begin > max_bytes)
+            {
+                limit_exceeded e("max_chunk_bytes", end - begin, max_bytes);
+                e.with_key(m_key);
+                e.with_range(begin, end - begin);
+                throw e;
+            }
+            out.resize_discard(static_cast<std::size_t>(end - begin));
+            if (end > begin)
+            {
+                std::memcpy(out.data(), m_bytes->data() + begin, static_cast<std::size_t>(end - begin));
+            }
+        }
+        void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
+                         std::span<buffer> out) const
+        {
+            for (std::size_t i = 0; i < ranges.size() && i < out.size(); ++i)
+            {
+                read_to(ranges[i], max_bytes, out[i]);
+            }
+        }
+
+    private:
+        friend class memory_store;
+        object_handle(std::shared_ptr<const buffer> bytes, std::uint64_t generation, std::string_view key)
+            : m_bytes(std::move(bytes))
+            , m_generation(generation)
+            , m_key(key)
+        {
+        }
+        std::shared_ptr<const buffer> m_bytes;
+        std::uint64_t m_generation = 0;
+        std::string m_key;
+    };
+
+    std::optional<object_handle> open_object(std::string_view key) const
+    {
+        auto found = find(key);
+        if (!found)
+        {
+            return std::nullopt;
+        }
+        return object_handle(std::move(found->bytes), found->generation, key);
+    }
 
     /// Number of stored objects (tests).
     std::size_t size() const
@@ -99,25 +154,13 @@ inline std::optional<object_info> memory_store::read_into(std::string_view key, 
 inline std::optional<object_info> memory_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
                                                         buffer& out) const
 {
-    auto found = find(key);
-    if (!found)
+    auto h = open_object(key);
+    if (!h)
     {
         return std::nullopt;
     }
-    const object& o = *found;
-    const auto [begin, end] = resolve_range(r, o.bytes->size());
-    if (end - begin > max_bytes)
-    {
-        limit_exceeded e("max_chunk_bytes", end - begin, max_bytes);
-        e.with_key(key);
-        throw e;
-    }
-    out.resize_discard(static_cast<std::size_t>(end - begin));
-    if (end > begin)
-    {
-        std::memcpy(out.data(), o.bytes->data() + begin, static_cast<std::size_t>(end - begin));
-    }
-    return object_info{o.bytes->size(), o.generation};
+    h->read_to(r, max_bytes, out);
+    return h->info();
 }
 
 inline std::optional<object_info> memory_store::stat(std::string_view key) const
