@@ -296,6 +296,8 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read(const region
         shape[d] = static_cast<std::size_t>(r.extent[d]);
     }
     tensor_type out = tensor_type::from_shape(shape);
+    // The result is fresh memory the read touches first: large ones get huge pages (see buffer.hpp).
+    detail::advise_huge_pages(out.data(), out.size() * sizeof(T));
     read_raw(r, out.data());
     return out;
 }

@@ -51,6 +51,67 @@ private:
 static_assert(zx::array_writable_store<forwarding_store>);
 //]
 
+//[exemplar_read_only_store: a read-only snapshot of objects held in memory, with object handles
+class snapshot_store
+{
+public:
+    using object_map = std::map<std::string, std::string, std::less<>>;
+    explicit snapshot_store(object_map objects) : m_objects(std::make_shared<const object_map>(std::move(objects))) {}
+
+    // One object for many range reads (a shard): found once, read many times.
+    class object_handle
+    {
+    public:
+        explicit object_handle(const std::string& bytes) : m_bytes(&bytes) {}
+        zx::object_info info() const noexcept { return {m_bytes->size(), 1}; } // a snapshot never changes
+        void read_to(zx::byte_range r, std::uint64_t max, zx::buffer& out) const
+        {
+            const auto [b, e] = zx::resolve_range(r, m_bytes->size());
+            zx::check_limit("max_chunk_bytes", e - b, max); // refuse before allocating
+            out = zx::buffer::copy_of(zx::as_bytes(std::string_view(*m_bytes).substr(b, e - b)));
+        }
+        void read_ranges(std::span<const zx::byte_range> rs, std::uint64_t max, std::span<zx::buffer> out) const
+        {
+            for (std::size_t i = 0; i < rs.size() && i < out.size(); ++i)
+                read_to(rs[i], max, out[i]);
+        }
+
+    private:
+        const std::string* m_bytes;
+    };
+
+    std::optional<object_handle> open_object(std::string_view key) const
+    {
+        zx::validate_key(key); // every entry point validates its key
+        auto it = m_objects->find(key);
+        if (it == m_objects->end())
+            return std::nullopt;
+        return object_handle(it->second);
+    }
+    std::optional<zx::read_result> read(std::string_view key, zx::byte_range r, std::uint64_t max) const
+    {
+        auto h = open_object(key);
+        if (!h)
+            return std::nullopt;
+        zx::read_result res;
+        h->read_to(r, max, res.bytes);
+        res.object_size = h->info().size;
+        res.generation = h->info().generation;
+        return res;
+    }
+    std::optional<zx::object_info> stat(std::string_view key) const
+    {
+        auto h = open_object(key);
+        return h ? std::optional<zx::object_info>(h->info()) : std::nullopt;
+    }
+
+private:
+    std::shared_ptr<const object_map> m_objects; // copies share the snapshot
+};
+static_assert(zx::store_policy<snapshot_store> && zx::object_store<snapshot_store>);
+static_assert(!zx::array_writable_store<snapshot_store>); // create and write do not compile on it
+//]
+
 //[exemplar_index_cache: keep the last index only
 class last_index_cache final : public zx::index_cache_base
 {
@@ -144,6 +205,15 @@ TEST_SUITE("exemplars")
         auto r = ex_array::open(s, "x").read();
         for (std::size_t i = 0; i < 6; ++i)
             CHECK(static_cast<std::uint32_t>(r(i)) == i * 3);
+        // The read-only store: a snapshot of what was written, opened and read.
+        snapshot_store::object_map objects;
+        for (const auto& key : s.list(""))
+            objects[key] = zxtest::as_string_of(zx::get(s, key));
+        const snapshot_store snap(std::move(objects));
+        using snap_array = zx::array<label, 1, zx::chain<zx::codec::bytes<>, invert_codec>, snapshot_store>;
+        const auto got = snap_array::open(snap, "x").read({{1}, {4}});
+        for (std::size_t i = 0; i < 4; ++i)
+            CHECK(static_cast<std::uint32_t>(got(i)) == (i + 1) * 3);
         // The limits policy applies: a 16 MiB chunk exceeds the 8 MiB cap at create.
         CHECK_THROWS_AS(ex_array::create(s, "big", zx::v3_options{.shape = {1u << 22}, .chunk_shape = {1u << 22},
                                                                    .codecs = {zx::codec::bytes{}, invert_codec{}}}),

@@ -158,16 +158,18 @@ struct scratch_space
     buffer array; ///< array->array stages alternate between array and array_b
     buffer array_b;
     buffer work;        ///< the kernels' chunk assembly buffer (never touched by codecs)
-    buffer io;          ///< encoded bytes read from the store (reused from chunk to chunk)
+    buffer io;          ///< encoded bytes read from the store (a chunk, or a batch of inner chunks)
     buffer shard;       ///< a shard being assembled by sharding_indexed::write_region (never by codecs)
     buffer shard_chunk; ///< one of its inner chunks, decoded (same owner)
 
-    /// Kept between operations, the shard buffers would hold a whole shard per worker for the
-    /// array's lifetime: release them past `keep` bytes when an operation ends.
-    void release_shard_buffers(std::size_t keep) noexcept
+    /// Kept between operations, the shard buffers (a whole shard) and the I/O buffer (a batch of a
+    /// shard's inner chunks) would stay that large per worker for the array's lifetime: release
+    /// them past `keep` bytes when an operation ends.
+    void release_large_buffers(std::size_t keep) noexcept
     {
         shard.release_if_above(keep);
         shard_chunk.release_if_above(keep);
+        io.release_if_above(keep);
     }
 };
 

@@ -675,14 +675,16 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::read_batch(range_read
     const shard_read_plan::batch& bt = plan.batches[b];
     const std::uint64_t begin = bt.begin;
     const std::uint64_t end = bt.end;
-    auto res = src.read(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1));
-    if (!res || res->generation != plan.index->generation || res->bytes.size() != end - begin)
+    buffer local;
+    buffer& data = ctx.scratch != nullptr ? ctx.scratch->io : local; // the worker's, reused
+    auto info = src.read_to(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1), data);
+    if (!info || info->generation != plan.index->generation || data.size() != end - begin)
     {
         return false; // the shard changed (or vanished) since its index was read
     }
     if (ctx.counters)
     {
-        ctx.counters->add_payload_read(res->bytes.size());
+        ctx.counters->add_payload_read(data.size());
     }
     buffer dup; // decoding is in place; entries sharing bytes (deduplicated chunks) decode from a copy
     std::uint64_t prev_end = 0;
@@ -691,11 +693,11 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::read_batch(range_read
         const hit& h = plan.hits[k];
         const auto rel = static_cast<std::size_t>(h.offset - begin);
         const auto n = static_cast<std::size_t>(h.nbytes);
-        mutable_byte_view bytes(res->bytes.data() + rel, n);
+        mutable_byte_view bytes(data.data() + rel, n);
         if (k > bt.first && h.offset < prev_end && n != 0)
         {
             dup.resize_discard(n);
-            std::memcpy(dup.data(), res->bytes.data() + rel, n);
+            std::memcpy(dup.data(), data.data() + rel, n);
             bytes = dup.mutable_view();
         }
         prev_end = std::max(prev_end, h.offset + h.nbytes);

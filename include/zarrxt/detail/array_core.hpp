@@ -226,7 +226,7 @@ public:
             // released (they were reused from shard to shard within the operation).
             for (auto& s : m_items)
             {
-                s->release_shard_buffers(std::size_t{16} << 20);
+                s->release_large_buffers(std::size_t{16} << 20);
                 if (m_core.m_scratch_free.size() < 16)
                 {
                     m_core.m_scratch_free.push_back(std::move(s));

@@ -29,6 +29,35 @@
 
 namespace zarrxt
 {
+namespace detail
+{
+
+/// Memory of at least this many bytes gets the huge-page advice before its first touch.
+inline constexpr std::size_t huge_page_threshold = std::size_t{4} << 20;
+
+/// Advise the kernel to back the whole 2 MiB pages inside [p, p + n) with transparent huge pages,
+/// for memory about to be written for the first time (fresh shard buffers, read() results):
+/// first-touch faults then cost one per 2 MiB instead of one per 4 KiB, which is what numpy asks
+/// for large arrays too. Advice only: without THP (or with it off) nothing changes.
+inline void advise_huge_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) noexcept
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
+    if (n < huge_page_threshold)
+    {
+        return;
+    }
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t begin = (a + huge - 1) / huge * huge;
+    const std::uintptr_t end = (a + n) / huge * huge;
+    if (begin < end)
+    {
+        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+    }
+#endif
+}
+
+} // namespace detail
 
 using byte_view = std::span<const std::byte>;
 using mutable_byte_view = std::span<std::byte>;
@@ -159,30 +188,7 @@ private:
         m_data = static_cast<std::byte*>(::operator new(rounded == 0 ? alignment : rounded,
                                                         std::align_val_t{alignment}));
         m_capacity = rounded;
-        advise_huge_pages(m_data, rounded);
-    }
-
-    /// Allocations from this size on get the huge-page advice.
-    static constexpr std::size_t huge_page_threshold = std::size_t{4} << 20;
-
-    /// Advise the kernel to back the whole 2 MiB pages inside [p, p + n) with huge pages. Advice
-    /// only: a kernel without THP (or with it disabled) ignores it and nothing changes.
-    static void advise_huge_pages([[maybe_unused]] std::byte* p, [[maybe_unused]] std::size_t n) noexcept
-    {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-        constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-        if (n < huge_page_threshold)
-        {
-            return;
-        }
-        const auto a = reinterpret_cast<std::uintptr_t>(p);
-        const std::uintptr_t begin = (a + huge - 1) / huge * huge;
-        const std::uintptr_t end = (a + n) / huge * huge;
-        if (begin < end)
-        {
-            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-        }
-#endif
+        detail::advise_huge_pages(m_data, rounded);
     }
 
     void grow_preserving(std::size_t capacity)

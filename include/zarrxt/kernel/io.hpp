@@ -46,6 +46,17 @@ public:
     virtual ~range_reader() = default;
     /// Bytes of the object, relative to its start; nullopt when the object does not exist.
     virtual std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) = 0;
+    /// Like read(), into a reusable buffer (no allocation once it is large enough).
+    virtual std::optional<object_info> read_to(byte_range r, std::uint64_t max_bytes, buffer& out)
+    {
+        auto res = read(r, max_bytes);
+        if (!res)
+        {
+            return std::nullopt;
+        }
+        out = std::move(res->bytes);
+        return object_info{res->object_size, res->generation};
+    }
     /// Size and generation without reading.
     virtual std::optional<object_info> stat() = 0;
     /// The store key (for error messages).
@@ -82,6 +93,27 @@ public:
         else
         {
             return m_store.read(m_key, r, max_bytes);
+        }
+    }
+    std::optional<object_info> read_to(byte_range r, std::uint64_t max_bytes, buffer& out) override
+    {
+        if constexpr (object_store<Store>)
+        {
+            const auto* h = handle();
+            if (h == nullptr)
+            {
+                return std::nullopt;
+            }
+            h->read_to(r, max_bytes, out);
+            return h->info();
+        }
+        else if constexpr (buffered_store<Store>)
+        {
+            return m_store.read_to(m_key, r, max_bytes, out);
+        }
+        else
+        {
+            return range_reader::read_to(r, max_bytes, out);
         }
     }
     std::optional<object_info> stat() override
@@ -165,6 +197,16 @@ public:
             res->object_size = m_size;
         }
         return res;
+    }
+    std::optional<object_info> read_to(byte_range r, std::uint64_t max_bytes, buffer& out) override
+    {
+        const auto [b, e] = resolve_range(r, m_size);
+        auto info = m_parent.read_to(byte_range::of(m_base + b, e - b), max_bytes, out);
+        if (info)
+        {
+            info->size = m_size;
+        }
+        return info;
     }
     std::optional<object_info> stat() override
     {
