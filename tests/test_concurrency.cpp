@@ -6,6 +6,9 @@
 
 #include <xtensor/xview.hpp>
 
+#include <atomic>
+#include <thread>
+
 #include <sys/wait.h>
 
 namespace zx = zarrxt;
@@ -52,6 +55,54 @@ int run_processes(int n, F&& f)
 
 TEST_SUITE("concurrency")
 {
+    TEST_CASE("settings change while other threads read and write the same array (no data race)")
+    {
+        // Run under ThreadSanitizer by scripts/test --all: a plain bool setter raced with readers.
+        zx::memory_store s;
+        auto a =
+            zx::create<std::int32_t, 2>(s, "a", zx::v3_options{.shape = {32, 32}, .chunk_shape = {8, 8}});
+        const auto data = zxtest::make_data<std::int32_t, 2>({32, 32}, 3);
+        a.write({{0, 0}, {32, 32}}, data);
+        std::atomic<bool> stop{false};
+        std::atomic<int> reads{0};
+        std::vector<std::thread> readers;
+        for (int t = 0; t < 2; ++t)
+        {
+            readers.emplace_back(
+                [&]
+                {
+                    while (!stop.load())
+                    {
+                        const auto got = a.read({{0, 0}, {32, 16}});
+                        if (zxtest::tensors_equal(got, xt::view(data, xt::all(), xt::range(0, 16))))
+                        {
+                            reads.fetch_add(1);
+                        }
+                    }
+                });
+        }
+        const xt::xtensor<std::int32_t, 2> zeros = xt::zeros<std::int32_t>({32, 16});
+        for (int i = 0; i < 200; ++i)
+        {
+            a.set_corruption_policy(i % 2 ? zx::corruption_policy::fill : zx::corruption_policy::throw_error);
+            a.set_write_empty_chunks(i % 3 == 0);
+            a.write({{0, 16}, {32, 16}}, zeros); // the other half: fill value, kept or erased
+        }
+        while (reads.load() < 20)
+        {
+            std::this_thread::yield();
+        }
+        stop = true;
+        for (auto& t : readers)
+        {
+            t.join();
+        }
+        CHECK(a.get_corruption_policy() == zx::corruption_policy::fill);
+        // The last write ran with write_empty_chunks off (i = 199): its all-fill chunks are erased.
+        CHECK_FALSE(s.stat("a/c/0/2").has_value());
+        CHECK(zxtest::tensors_equal(a.read({{0, 0}, {32, 16}}), xt::view(data, xt::all(), xt::range(0, 16))));
+    }
+
     TEST_CASE("processes writing disjoint shard-aligned regions lose nothing")
     {
         zxtest::temp_dir dir;

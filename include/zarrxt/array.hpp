@@ -105,8 +105,14 @@ public:
     checked_read read_checked(const region_type& r) const;
 
     /// What read() does with chunks it cannot decode (default: throw).
-    void set_corruption_policy(corruption_policy p) noexcept { m_core->m_on_corruption = p; }
-    corruption_policy get_corruption_policy() const noexcept { return m_core->m_on_corruption; }
+    void set_corruption_policy(corruption_policy p) noexcept
+    {
+        m_core->m_on_corruption.store(p, std::memory_order_relaxed);
+    }
+    corruption_policy get_corruption_policy() const noexcept
+    {
+        return m_core->m_on_corruption.load(std::memory_order_relaxed);
+    }
 
     /// Write an expression of the region's shape (evaluated once).
     template <class E>
@@ -116,7 +122,10 @@ public:
     void write_raw(const region_type& r, const T* data) requires array_writable_store<Store>;
 
     /// Keep (true) or erase (false, the default) chunks that hold only the fill value.
-    void set_write_empty_chunks(bool keep) noexcept { m_core->m_write_empty_chunks = keep; }
+    void set_write_empty_chunks(bool keep) noexcept
+    {
+        m_core->m_write_empty_chunks.store(keep, std::memory_order_relaxed);
+    }
 
     io_stats stats() const noexcept { return m_core->m_counters.snapshot(); }
     void reset_stats() noexcept { m_core->m_counters.reset(); }
@@ -313,7 +322,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const re
         strides[d] = acc;
         acc *= static_cast<std::int64_t>(r.extent[d]);
     }
-    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides, m_core->m_on_corruption);
+    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides,
+                           m_core->m_on_corruption.load(std::memory_order_relaxed));
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -347,8 +357,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
     if constexpr (detail::strided_destination<D> && std::is_same_v<std::decay_t<decltype(*dest.data())>, T>)
     {
         auto strides = detail::to_strides<N>(dest.strides());
-        kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()), strides,
-                               m_core->m_on_corruption);
+        kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()),
+                               strides, m_core->m_on_corruption.load(std::memory_order_relaxed));
     }
     else
     {

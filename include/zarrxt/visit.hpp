@@ -53,7 +53,10 @@ public:
     Store& store() const noexcept { return m_core->m_store; }
     io_stats stats() const noexcept { return m_core->m_counters.snapshot(); }
     void reset_stats() noexcept { m_core->m_counters.reset(); }
-    void set_write_empty_chunks(bool keep) noexcept { m_core->m_write_empty_chunks = keep; }
+    void set_write_empty_chunks(bool keep) noexcept
+    {
+        m_core->m_write_empty_chunks.store(keep, std::memory_order_relaxed);
+    }
     const std::shared_ptr<core_type>& core() const noexcept { return m_core; }
 
     /// The typed handle (throws dtype_mismatch / rank_mismatch when T, N are not the stored ones).
@@ -73,13 +76,17 @@ public:
                       [&](auto n, const auto& r)
                       {
                           check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
-                          kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r),
-                                                       problems != nullptr ? corruption_policy::collect
-                                                                           : m_core->m_on_corruption,
-                                                       problems);
+                          kernel::read_region<n.value>(
+                              *m_core, r, out, c_strides<n.value>(r),
+                              problems != nullptr ? corruption_policy::collect
+                                                  : m_core->m_on_corruption.load(std::memory_order_relaxed),
+                              problems);
                       });
     }
-    void set_corruption_policy(corruption_policy p) noexcept { m_core->m_on_corruption = p; }
+    void set_corruption_policy(corruption_policy p) noexcept
+    {
+        m_core->m_on_corruption.store(p, std::memory_order_relaxed);
+    }
 
     /// Write native-endian, C-ordered element bytes of a region.
     void write_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,

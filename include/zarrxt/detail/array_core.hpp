@@ -17,6 +17,7 @@
 #include "../store/concepts.hpp"
 #include "../store/counting.hpp"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -115,7 +116,7 @@ public:
         }
         core->m_meta.document["codecs"] = codecs;
         core->m_meta.codecs = core->m_chain.specs();
-        core->m_write_empty_chunks = o.write_empty_chunks;
+        core->m_write_empty_chunks.store(o.write_empty_chunks, std::memory_order_relaxed);
         ensure_parent_groups(store, p, 3, core->m_lv);
         write_array_metadata(store, p, core->m_meta);
         return core;
@@ -164,7 +165,7 @@ public:
             adopt_v2_fill_value_attribute(parsed);
             return prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
         });
-        core->m_write_empty_chunks = o.write_empty_chunks;
+        core->m_write_empty_chunks.store(o.write_empty_chunks, std::memory_order_relaxed);
         ensure_parent_groups(store, p, 2, core->m_lv);
         write_array_metadata(store, p, core->m_meta);
         return core;
@@ -255,8 +256,10 @@ public:
     chain_type m_chain;
     io_counters m_counters;
     IndexCache m_cache; // used when the policy is not per-operation
-    bool m_write_empty_chunks = false;
-    corruption_policy m_on_corruption = corruption_policy::throw_error;
+    // Settings a user may change while other threads read or write through the same array: each
+    // operation loads them once, so an operation runs with one value throughout.
+    std::atomic<bool> m_write_empty_chunks{false};
+    std::atomic<corruption_policy> m_on_corruption{corruption_policy::throw_error};
     std::mutex m_meta_mutex;
     std::mutex m_scratch_mutex;
     std::vector<std::unique_ptr<codec::scratch_space>> m_scratch_free;

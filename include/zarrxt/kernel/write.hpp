@@ -38,6 +38,7 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
     index_cache_base* cache = core.op_cache(local_cache);
     typename Core::scratch_lease scratch(core, core.m_exec.concurrency());
     const codec::sharding_base* sharding = core.m_chain.sharding();
+    const bool keep_empty = core.m_write_empty_chunks.load(std::memory_order_relaxed); // one value per write
     extents_t<N> chunk_ext{};
     for (std::size_t d = 0; d < N; ++d)
     {
@@ -85,7 +86,7 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
         ctx.cache = cache;
         ctx.counters = &core.m_counters;
         ctx.scratch = &s;
-        ctx.write_empty_chunks = core.m_write_empty_chunks;
+        ctx.write_empty_chunks = keep_empty;
 
         if (sharding != nullptr)
         {
@@ -167,7 +168,7 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
                         w_ext, width);
             data = s.work.data();
         }
-        if (!core.m_write_empty_chunks && zarrxt::detail::all_equal_fill(data, chunk_elements, width, m.fill))
+        if (!keep_empty && zarrxt::detail::all_equal_fill(data, chunk_elements, width, m.fill))
         {
             if (core.m_store.erase(key))
             {
