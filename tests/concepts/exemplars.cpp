@@ -66,14 +66,13 @@ public:
         zx::object_info info() const noexcept { return {m_bytes->size(), 1}; } // a snapshot never changes
         void read_to(zx::byte_range r, std::uint64_t max, zx::buffer& out) const
         {
-            const auto [b, e] = zx::resolve_range(r, m_bytes->size());
-            zx::check_limit("max_chunk_bytes", e - b, max); // refuse before allocating
+            // Clamp the range to the object; refuse more than `max` bytes before allocating.
+            const auto [b, e] = zx::resolve_capped_range(r, m_bytes->size(), max, "snapshot");
             out = zx::buffer::copy_of(zx::as_bytes(std::string_view(*m_bytes).substr(b, e - b)));
         }
         void read_ranges(std::span<const zx::byte_range> rs, std::uint64_t max, std::span<zx::buffer> out) const
         {
-            for (std::size_t i = 0; i < rs.size() && i < out.size(); ++i)
-                read_to(rs[i], max, out[i]);
+            zx::read_ranges_one_by_one(*this, rs, max, out); // nothing to gain from batching in memory
         }
 
     private:

@@ -67,6 +67,34 @@ inline std::pair<std::uint64_t, std::uint64_t> resolve_range(const byte_range& r
     return {begin, end};
 }
 
+/// resolve_range(), refusing more than `max_bytes` (limit.1 naming the key and the range) before
+/// the caller allocates anything for it.
+inline std::pair<std::uint64_t, std::uint64_t> resolve_capped_range(const byte_range& r, std::uint64_t size,
+                                                                    std::uint64_t max_bytes,
+                                                                    std::string_view key)
+{
+    const auto [begin, end] = resolve_range(r, size);
+    if (end - begin > max_bytes)
+    {
+        limit_exceeded e("max_chunk_bytes", end - begin, max_bytes);
+        e.with_key(key);
+        e.with_range(begin, end - begin);
+        throw e;
+    }
+    return {begin, end};
+}
+
+/// An object handle's read_ranges() for a store that serves ranges one at a time.
+template <class Handle>
+void read_ranges_one_by_one(const Handle& h, std::span<const byte_range> ranges, std::uint64_t max_bytes,
+                            std::span<buffer> out)
+{
+    for (std::size_t i = 0; i < ranges.size() && i < out.size(); ++i)
+    {
+        h.read_to(ranges[i], max_bytes, out[i]);
+    }
+}
+
 template <class S>
 concept readable_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max) {
     {

@@ -42,14 +42,7 @@ public:
         object_info info() const noexcept { return {m_bytes->size(), m_generation}; }
         void read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const
         {
-            const auto [begin, end] = resolve_range(r, m_bytes->size());
-            if (end - begin > max_bytes)
-            {
-                limit_exceeded e("max_chunk_bytes", end - begin, max_bytes);
-                e.with_key(m_key);
-                e.with_range(begin, end - begin);
-                throw e;
-            }
+            const auto [begin, end] = resolve_capped_range(r, m_bytes->size(), max_bytes, m_key);
             out.resize_discard(static_cast<std::size_t>(end - begin));
             if (end > begin)
             {
@@ -59,10 +52,7 @@ public:
         void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
                          std::span<buffer> out) const
         {
-            for (std::size_t i = 0; i < ranges.size() && i < out.size(); ++i)
-            {
-                read_to(ranges[i], max_bytes, out[i]);
-            }
+            read_ranges_one_by_one(*this, ranges, max_bytes, out);
         }
 
     private:
