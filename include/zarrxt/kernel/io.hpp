@@ -78,16 +78,14 @@ public:
     {
         if constexpr (object_store<Store>)
         {
-            const auto* h = handle();
-            if (h == nullptr)
+            read_result res;
+            const auto info = read_to(r, max_bytes, res.bytes); // through the one handle
+            if (!info)
             {
                 return std::nullopt;
             }
-            read_result res;
-            h->read_to(r, max_bytes, res.bytes);
-            const object_info info = h->info();
-            res.object_size = info.size;
-            res.generation = info.generation;
+            res.object_size = info->size;
+            res.generation = info->generation;
             return res;
         }
         else

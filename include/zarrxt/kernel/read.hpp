@@ -309,14 +309,20 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
                              }
                          });
         // A shard replaced while its batches were read is read again from the start, on its own
-        // (every element it covers is rewritten, so nothing of the older version survives).
-        core.m_exec.bulk(shards,
-                         [&](std::size_t i, std::size_t worker)
+        // (every element it covers is rewritten, so nothing of the older version survives). Usually
+        // none is: then no third round of tasks is started.
+        std::vector<std::size_t> again;
+        for (std::size_t i = 0; i < shards; ++i)
+        {
+            if (changed[i])
+            {
+                again.push_back(i);
+            }
+        }
+        core.m_exec.bulk(again.size(),
+                         [&](std::size_t k, std::size_t worker)
                          {
-                             if (!changed[i])
-                             {
-                                 return;
-                             }
+                             const std::size_t i = again[k];
                              const extents_t<N> coords = range.coords(i);
                              reader_type reader(core.m_store, core.chunk_key(coords.data(), N));
                              read_context ctx = context(worker);

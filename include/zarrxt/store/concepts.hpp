@@ -169,6 +169,20 @@ concept object_store = requires(const S& s, std::string_view key)
 }
 &&object_handle<typename S::object_handle>;
 
+/// A store's read_to() through its object handle: open, read the one range, close.
+template <object_store S>
+std::optional<object_info> read_to_via_handle(const S& s, std::string_view key, byte_range r,
+                                              std::uint64_t max_bytes, buffer& out)
+{
+    auto h = s.open_object(key);
+    if (!h)
+    {
+        return std::nullopt;
+    }
+    h->read_to(r, max_bytes, out);
+    return h->info();
+}
+
 /// Optional: read into a caller's reusable buffer (no allocation per chunk once it is large enough).
 template <class S>
 concept buffered_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max, buffer& out) {

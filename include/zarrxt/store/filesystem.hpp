@@ -367,41 +367,22 @@ inline void filesystem_store::object_handle::read_to(byte_range r, std::uint64_t
 inline std::optional<object_info> filesystem_store::read_to(std::string_view key, byte_range r,
                                                             std::uint64_t max_bytes, buffer& out) const
 {
-    auto h = open_object(key);
-    if (!h)
-    {
-        return std::nullopt;
-    }
-    h->read_to(r, max_bytes, out);
-    return h->info();
+    return read_to_via_handle(*this, key, r, max_bytes, out);
 }
 
 inline std::optional<object_info> filesystem_store::read_into(std::string_view key, std::uint64_t offset,
                                                               mutable_byte_view dest) const
 {
-    const auto p = path_of(key);
-    detail::fd_guard f{::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-    if (f.fd < 0)
-    {
-        if (errno == ENOENT || errno == ENOTDIR)
-        {
-            return std::nullopt;
-        }
-        throw_io("open", key, errno);
-    }
-    struct ::stat st;
-    if (::fstat(f.fd, &st) != 0)
-    {
-        throw_io("fstat", key, errno);
-    }
-    if (!S_ISREG(st.st_mode))
+    auto h = open_object(key);
+    if (!h)
     {
         return std::nullopt;
     }
     std::size_t done = 0;
     while (done < dest.size())
     {
-        const ssize_t r = ::pread(f.fd, dest.data() + done, dest.size() - done, static_cast<off_t>(offset + done));
+        const ssize_t r =
+            ::pread(h->m_fd, dest.data() + done, dest.size() - done, static_cast<off_t>(offset + done));
         if (r < 0)
         {
             if (errno == EINTR)
@@ -416,7 +397,7 @@ inline std::optional<object_info> filesystem_store::read_into(std::string_view k
         }
         done += static_cast<std::size_t>(r);
     }
-    return object_info{static_cast<std::uint64_t>(st.st_size), detail::generation_of(st)};
+    return h->info();
 }
 
 inline std::optional<object_info> filesystem_store::stat(std::string_view key) const

@@ -144,13 +144,7 @@ inline std::optional<object_info> memory_store::read_into(std::string_view key, 
 inline std::optional<object_info> memory_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
                                                         buffer& out) const
 {
-    auto h = open_object(key);
-    if (!h)
-    {
-        return std::nullopt;
-    }
-    h->read_to(r, max_bytes, out);
-    return h->info();
+    return read_to_via_handle(*this, key, r, max_bytes, out);
 }
 
 inline std::optional<object_info> memory_store::stat(std::string_view key) const
