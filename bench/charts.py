@@ -160,7 +160,9 @@ def render(rec, out_dir):
         fig.text(
             0.01,
             0.005,
-            _subtitle(rec) + ". Layouts: a 1e5-element chunks; b one chunk per shard; c one shard of 1,000 chunks.",
+            _subtitle(rec)
+            + ". Layouts: a 1e5-element chunks; b one chunk per shard; c one shard of 1,000 chunks"
+            + ("; v2 Zarr v2 as a (python3-zarr's)." if any(c["layout"] == "v2" for c in rec["w2"]) else "."),
             fontsize=6.5,
             color="#555555",
         )

@@ -10,7 +10,8 @@ Run through scripts/bench, which installs what is missing and builds in release 
 Without --compare it runs everything and writes bench/records/<time>-<commit>.json and .md:
   data     generated once under <build>/bench-data by independent writers, hashed every run
   w1       region reads of the 4096 x 4096 uint16 arrays and the index stress array
-  w2       whole-array writes and reads of the 1-d uint8 arrays (1 thread and all cores)
+  w2       whole-array writes and reads of the 1-d uint8 arrays (1 thread and all cores); reads of
+           their Zarr v2 copies (python3-zarr's) too, for the peers that read only v2
   micro    bench/bench_micro (doctest cases that print measurements)
   compile  compile time of examples/quickstart.cpp against a TU that includes only xtensor and
            nlohmann/json, and a clean build of the test suite on 2 cores
@@ -55,7 +56,15 @@ W1_EXTENTS = [256, 1024, 2048]
 W2_N = 100_000_000
 W2_CHUNK = 100_000
 W2_LAYOUTS = {"a": 0, "b": 100_000, "c": 100_000_000}
+# Zarr v2 arrays of layout a (written by python3-zarr), for the peers that read only v2: read cases only.
+W2_V2 = "v2"
+W2_KINDS = ["repeated", "semi_random"]
+W2_CODECS = ["zstd", "none"]
 W2_BIG = {"n": 1_000_000_000, "chunk": 100_000, "shard": 10_000_000}
+# The directory of each data set under <build>/bench-data. A set whose contents change gets a new
+# name (a revision after the dot), so that an older set is neither reused nor overwritten: it is
+# written afresh, and the old directory can be deleted by hand.
+DATA_SETS = {"w1": "w1", "w2": "w2.2", "w2big": "w2big"}
 
 # Targets from BENCHMARKS.md (reported, never asserted by tests).
 TARGET_E_READ = 0.8
@@ -257,9 +266,21 @@ def stored_bytes(root, name):
     return total
 
 
+def w2_array_name(layout, kind, codec):
+    return ("big_%s_%s" if layout == "big" else layout + "_%s_%s") % (kind, codec)
+
+
+def data_arrays(kind):
+    """The arrays a data set must hold."""
+    if kind == "w1":
+        return W1_ARRAYS + ["index_stress"]
+    layouts = ["big"] if kind == "w2big" else list(W2_LAYOUTS) + [W2_V2]
+    return [w2_array_name(lay, k, c) for lay in layouts for k in W2_KINDS for c in W2_CODECS]
+
+
 def ensure_data(data_root, kind, env, big=False):
     """Write a data set once (into NAME.tmp, renamed when complete) and check its manifest."""
-    name = {"w1": "w1", "w2": "w2", "w2big": "w2big"}[kind]
+    name = DATA_SETS[kind]
     final = os.path.join(data_root, name)
     if not os.path.isdir(final):
         tmp = final + ".tmp"
@@ -304,6 +325,11 @@ def ensure_data(data_root, kind, env, big=False):
     with open(os.path.join(final, "writers.json")) as f:
         writers = json.load(f)
     arrays = sorted(writers)
+    missing = sorted(set(data_arrays(kind)) - set(arrays))
+    if missing:
+        die(
+            "data set %s lacks the arrays %s; delete %s to write it again" % (name, ", ".join(missing), final)
+        )
     return final, {
         "sha256": hashlib.sha256(now.encode()).hexdigest(),
         "files": now.count("\n"),
@@ -479,7 +505,7 @@ def finish_case(rec, floor1, p, nbytes, peers, ctx):
 
 
 def w2_case(layout, kind, codec, op, threads, n=W2_N, chunk=W2_CHUNK, shard=None):
-    shard = W2_LAYOUTS[layout] if shard is None else shard
+    shard = W2_LAYOUTS.get(layout, 0) if shard is None else shard  # v2: no shards
     return {
         "layout": layout,
         "data": kind,
@@ -496,18 +522,17 @@ def w2_cases(ctx):
     if ctx["quick"]:
         return [
             w2_case(layout, "semi_random", "zstd", op, 1) for layout in ["a", "c"] for op in ["read", "write"]
-        ]
+        ] + [w2_case(W2_V2, "semi_random", "zstd", "read", 1)]
     threads = [1, ctx["cores"]] if ctx["cores"] > 1 else [1]
-    combos = [
-        (k, c, op, p)
-        for k in ["repeated", "semi_random"]
-        for c in ["zstd", "none"]
-        for op in ["write", "read"]
-        for p in threads
-    ]
+    combos = [(k, c, op, p) for k in W2_KINDS for c in W2_CODECS for op in ["write", "read"] for p in threads]
     cases = []
     if ctx["w2_small"]:
-        cases += [w2_case(layout, k, c, op, p) for k, c, op, p in combos for layout in W2_LAYOUTS]
+        # Writes are of Zarr v3 arrays only; the v2 arrays (python3-zarr's) are read.
+        cases += [
+            w2_case(layout, k, c, op, p)
+            for k, c, op, p in combos
+            for layout in list(W2_LAYOUTS) + ([W2_V2] if op == "read" else [])
+        ]
     if ctx["big"]:
         cases += [
             w2_case("big", k, c, op, p, W2_BIG["n"], W2_BIG["chunk"], W2_BIG["shard"])
@@ -520,19 +545,46 @@ def run_w2(ctx):
     build, env = ctx["build"], ctx["node_env"]
     exe = os.path.join(build, "bench", "w2")
     node = ["node", os.path.join(HERE, "peers", "zarrita_bench.mjs")]
+    pyr = [PYTHON, os.path.join(HERE, "peers", "py_read.py")]
     scratch = ctx["scratch"]
     if os.path.exists(scratch):
         shutil.rmtree(scratch)  # only ever holds trial outputs of this harness (see --scratch)
     os.makedirs(scratch)
+    cases = w2_cases(ctx)
+
+    # Peers read the 1e8-element arrays on the single-thread read cases. Which peer can read which
+    # array is asked, not assumed: each reads the array's first 8 elements once (the reason it gives
+    # when it cannot is recorded).
+    peers = {
+        "python3-zarr": lambda d, a, k, *count: pyr + ["zarr-w2", d, a, k] + list(count),
+        "gdal": lambda d, a, k, *count: pyr + ["gdal-w2", d, a, k] + list(count),
+        "zarrita": lambda d, a, k, *count: node + ["read-w2", d, a, k] + list(count),
+    }
+
+    def peer_case(c):
+        return c["op"] == "read" and c["threads"] == 1 and c["layout"] != "big" and not ctx["no_w2_peers"]
+
+    can = {}
+    arrays = {(w2_array_name(c["layout"], c["data"], c["codec"]), c["data"]) for c in cases if peer_case(c)}
+    for a, kind in sorted(arrays):
+        for p, cmd in peers.items():
+            reason = probe(cmd(ctx["w2_dir"], a, kind, "8"), env=env)
+            if reason is not None and p in PEER_HINTS:
+                reason = "%s; it said: %s" % (PEER_HINTS[p], reason)
+            can[(p, a)] = reason is None
+            if reason is not None:
+                ctx["peers_unavailable"].append({"peer": p, "array": "w2/" + a, "reason": reason})
+                log("peer %s cannot read w2/%s: %s" % (p, a, reason))
+
     expected = {}
     results = []
-    for c in w2_cases(ctx):
+    for c in cases:
         cid = "w2/%s/%s/%s/%s/t%d" % (c["layout"], c["data"], c["codec"], c["op"], c["threads"])
         log(cid)
         key = (c["data"], c["n"])
         if key not in expected:
             expected[key] = w2_expected_sha(c["data"], c["n"])
-        name = ("big_%s_%s" if c["layout"] == "big" else c["layout"] + "_%s_%s") % (c["data"], c["codec"])
+        name = w2_array_name(c["layout"], c["data"], c["codec"])
         src_dir = ctx["w2big_dir"] if c["layout"] == "big" else ctx["w2_dir"]
         common = [
             "--data",
@@ -553,8 +605,10 @@ def run_w2(ctx):
         else:
             cmd = [exe, "--op", "write", "--dir", scratch] + common
         runners = {"zarrxt": lambda cmd=cmd: run(cmd)}
-        if c["op"] == "read" and c["threads"] == 1 and not ctx["no_w2_peers"] and c["layout"] != "big":
-            runners["zarrita"] = lambda: run(node + ["read-w2", src_dir, name, c["data"]], env=env)
+        if peer_case(c):
+            for p, mk in peers.items():
+                if can[(p, name)]:
+                    runners[p] = lambda cmd=mk(src_dir, name, c["data"]): run(cmd, env=env)
         got = trials(ctx["trials"], ctx["warmup"], runners)
         ours = got.pop("zarrxt")
         rec = dict(c)
@@ -982,44 +1036,44 @@ def markdown(rec):
                 )
             )
     if rec.get("w2"):
+        v2 = any(c["layout"] == W2_V2 for c in rec["w2"])
         out += [
             "",
-            "## W2 whole-array writes and reads (1-d uint8; a: 1e5 chunks, b: 1e5 shards, c: one shard)",
+            "## W2 whole-array writes and reads (1-d uint8; a: 1e5 chunks, b: 1e5 shards, c: one shard%s)"
+            % ("; v2: Zarr v2 as a, written by python3-zarr" if v2 else ""),
             "",
         ]
+        peers = sorted({p for c in rec["w2"] for p in c["peers"]})
         out.append(
             "| case | zarrxt | MB/s | into | floor | E | fault | stored MB | RSS MiB | I/O: index / payload reads, "
-            "writes | zarrita |"
+            "writes | " + " | ".join(peers) + " |"
         )
-        out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        out.append("|---" * (10 + len(peers)) + "|")
         for c in rec["w2"]:
-            z = c["peers"].get("zarrita")
             stored = c.get("stored_bytes") or rec["data"].get(
                 "w2big" if c["layout"] == "big" else "w2", {}
-            ).get("stored_bytes", {}).get(
-                ("big_%s_%s" if c["layout"] == "big" else c["layout"] + "_%s_%s") % (c["data"], c["codec"])
-            )
-            out.append(
-                "| %s | %s | %.0f | %s | %s | %.2f | %s | %s | %.1f | %s | %s |"
+            ).get("stored_bytes", {}).get(w2_array_name(c["layout"], c["data"], c["codec"]))
+            cells = [
+                c["id"],
+                rng(c["ours"]["ns"]),
+                "%.0f" % (c["bytes"] / (c["ours"]["ns"]["median"] * 1e-9) / 1e6),
+                ms(c["ours"]["into_ns"]["median"]) if "into_ns" in c["ours"] else "–",
+                ms(c["floor"]["ns"]),
+                "%.2f" % c["E"],
+                ms(c["fault_ns"]["median"]) if "fault_ns" in c else "–",
+                "%.3g" % (stored / 1e6) if stored else "–",
+                "%.1f" % (c["ours"]["rss_peak"]["median"] / MiB),
+                "%d / %d, %d"
                 % (
-                    c["id"],
-                    rng(c["ours"]["ns"]),
-                    c["bytes"] / (c["ours"]["ns"]["median"] * 1e-9) / 1e6,
-                    ms(c["ours"]["into_ns"]["median"]) if "into_ns" in c["ours"] else "–",
-                    ms(c["floor"]["ns"]),
-                    c["E"],
-                    ms(c["fault_ns"]["median"]) if "fault_ns" in c else "–",
-                    "%.3g" % (stored / 1e6) if stored else "–",
-                    c["ours"]["rss_peak"]["median"] / MiB,
-                    "%d / %d, %d"
-                    % (
-                        c["ours"]["stats"]["index_reads"],
-                        c["ours"]["stats"]["payload_reads"],
-                        c["ours"]["stats"]["writes"],
-                    ),
-                    "%s (%.2fx)" % (ms(z["ns"]["median"]), z["speedup"]) if z else "–",
-                )
-            )
+                    c["ours"]["stats"]["index_reads"],
+                    c["ours"]["stats"]["payload_reads"],
+                    c["ours"]["stats"]["writes"],
+                ),
+            ]
+            for p in peers:
+                z = c["peers"].get(p)
+                cells.append("%s (%.2fx)" % (ms(z["ns"]["median"]), z["speedup"]) if z else "–")
+            out.append("| " + " | ".join(cells) + " |")
     if rec.get("micro"):
         out += ["", "## Microbenchmarks (bench/bench_micro; MB/s, median of alternating batches)", ""]
         out.append("| benchmark | zarrxt | baseline | baseline MB/s | ratio |")
@@ -1190,7 +1244,7 @@ def main():
     ap.add_argument(
         "--no-suite-build", action="store_true", help="skip the timed clean build of the test suite"
     )
-    ap.add_argument("--no-w2-peers", action="store_true", help="skip zarrita on the W2 reads")
+    ap.add_argument("--no-w2-peers", action="store_true", help="skip the peers on the W2 reads")
     ap.add_argument("--compare", nargs="+", metavar="JSON", help="OLD.json [NEW.json]")
     ap.add_argument(
         "--force", action="store_true", help="compare records from different machines/data/builds"

@@ -5,7 +5,8 @@
 //   w2 --op bandwidth [--threads P]
 //
 // KIND is repeated or semi_random, CODEC zstd (level 0, no checksum) or none, S the shard size in
-// elements (0: no sharding). A read times `read()` of the whole array and checks every value; a
+// elements (0: no sharding). NAME may be a Zarr v3 or v2 array (v2: no sharding; its chunk keys are
+// 0, 1, ... beside its .zarray). A read times `read()` of the whole array and checks every value; a
 // write times `write_raw()` of the whole array into a new array under SCRATCH (created before the
 // timing, after a sync), then reads it back and compares every byte. Each is followed, in the same process,
 // by its floor (floor.hpp). `bandwidth` measures memcpy throughput with 1 and P threads, which bounds the
@@ -149,8 +150,15 @@ zxb::json write_ours(const w2_case& c, const std::string& scratch, const std::ui
     return j;
 }
 
+/// The objects a read of the whole array at `dir` needs: v3 keys c/0, c/1, ..., or v2 keys 0, 1, ...
+/// (a 1-d array's v2 key has no separator) when `dir` holds a .zarray.
 zxb::read_plan read_plan_for(const w2_case& c, const std::string& dir)
 {
+    const bool v2 = std::filesystem::exists(std::filesystem::path(dir) / ".zarray");
+    if (v2 && c.shard != 0)
+    {
+        zxb::fail("a Zarr v2 array has no shards; pass --shard 0");
+    }
     zxb::read_plan p;
     p.codec = c.codec;
     p.sharded = c.shard != 0;
@@ -161,7 +169,7 @@ zxb::read_plan read_plan_for(const w2_case& c, const std::string& dir)
     for (std::uint64_t i = 0; i < c.n / outer; ++i)
     {
         zxb::read_object o;
-        o.path = dir + "/c/" + std::to_string(i);
+        o.path = dir + (v2 ? "/" : "/c/") + std::to_string(i);
         for (std::uint64_t k = 0; k < p.inner_count; ++k)
         {
             o.inner.push_back(k);

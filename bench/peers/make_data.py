@@ -4,7 +4,8 @@
 Run with Debian's /usr/bin/python3 (python3-zarr 2.13, numcodecs 0.11, numpy):
 
     make_data.py w1 DIR          v2_gzip (python3-zarr), v3_sharded and index_stress (spec writer)
-    make_data.py w2 DIR [--big]  the W2 1-d uint8 arrays (spec writer); --big: the 1e9 layout only
+    make_data.py w2 DIR [--big]  the W2 1-d uint8 arrays: v3 (spec writer) and v2_* (python3-zarr);
+                                 --big: the 1e9 layout only
 
 DIR must not exist yet. The v3 arrays that zarrita can write (v3_raw, v3_gzip) are written by
 bench/peers/zarrita_bench.mjs. The others are written by the small spec-following writer below
@@ -15,6 +16,9 @@ from the Castagnoli polynomial), because no independent writer installed here ca
   - the unsharded W2 zstd arrays: zarrita's zstd encoder (numcodecs.js) turns level 0 into level 1,
     and Zarr's zstd level 0 means libzstd's default level, 3. The W2 "none" arrays come from the
     same writer so that all W2 layouts are produced alike.
+The W2 v2 arrays (v2_<kind>_<codec>: layout a, one object per 1e5-element chunk, Zstd(level=3) or
+no compressor) are written by python3-zarr itself, for the peers that read only Zarr v2
+(python3-zarr 2.13 and GDAL 3.6).
 
 The value formulas (the C++ side implements them again in bench/common.hpp):
   W1: element (row, col) of a 4096 x 4096 uint16 array is (row * 17 + col * 31) % 65521 + 1.
@@ -229,6 +233,30 @@ def make_w1(root):
 
 
 W2_LAYOUTS = [("a", 0), ("b", 100_000), ("c", 100_000_000)]
+W2_N = 100_000_000
+W2_CHUNK = 100_000
+
+
+def write_1d_v2(path, kind, codec):
+    """A Zarr v2 1-d uint8 array of layout a, written by python3-zarr chunk by chunk."""
+    import zarr
+
+    z = zarr.open_array(
+        path,
+        mode="w-",
+        shape=(W2_N,),
+        chunks=(W2_CHUNK,),
+        dtype="|u1",
+        compressor=zstd_codec() if codec == "zstd" else None,
+        fill_value=0,
+    )
+    step = 100 * W2_CHUNK  # whole chunks, 10 MB at a time
+    for first in range(0, W2_N, step):
+        z[first : first + step] = w2_values(kind, first, step)
+    return "python3-zarr %s, %s" % (
+        zarr.__version__,
+        "numcodecs Zstd(level=3)" if codec == "zstd" else "no compressor",
+    )
 
 
 def make_w2(root, big):
@@ -247,13 +275,19 @@ def make_w2(root, big):
             for codec in ["zstd", "none"]:
                 for label, shard in W2_LAYOUTS:
                     name = "%s_%s_%s" % (label, kind, codec)
-                    write_1d(os.path.join(root, name), kind, 100_000_000, 100_000, shard, codec)
+                    write_1d(os.path.join(root, name), kind, W2_N, W2_CHUNK, shard, codec)
                     writers[name] = "spec writer"
     note = (
         "bench/peers/make_data.py spec writer (numcodecs %s Zstd(level=3): libzstd's default, which is what "
         "the metadata's level 0 means)" % numcodecs.__version__
     )
-    return {k: note for k in writers}
+    writers = {k: note for k in writers}
+    if not big:
+        for kind in kinds:
+            for codec in ["zstd", "none"]:
+                name = "v2_%s_%s" % (kind, codec)
+                writers[name] = write_1d_v2(os.path.join(root, name), kind, codec)
+    return writers
 
 
 def main():

@@ -5,8 +5,9 @@
 //       64 x 64 chunks, value (row * 17 + col * 31) % 65521 + 1
 //   node zarrita_bench.mjs read-w1 DIR NAME EXTENT
 //       one timed read (Zarr v2 or v3) of the EXTENT x EXTENT region at [7, 11]; prints one JSON object
-//   node zarrita_bench.mjs read-w2 DIR NAME KIND
-//       one timed read of a whole 1-d uint8 array; KIND is repeated or semi_random
+//   node zarrita_bench.mjs read-w2 DIR NAME KIND [COUNT]
+//       one timed read (Zarr v2 or v3) of a whole 1-d uint8 array, or of its first COUNT elements
+//       (the harness's probe of whether zarrita opens the array at all); KIND is repeated or semi_random
 //
 // zarrita is loaded from $ZARRXT_NODE_MODULES (scripts/bench installs it into <build>/npm).
 // zarrita 0.7.5 cannot encode gzip (its encode() throws UnsupportedError); to write v3_gzip
@@ -128,16 +129,17 @@ function fmix32(h) {
   return h >>> 0;
 }
 
-async function readW2(dir, name, kind) {
+async function readW2(dir, name, kind, count) {
   const rssStart = peakRss();
   const store = new FileSystemStore(dir);
-  const arr = await zarr.open.v3(zarr.root(store).resolve(name), { kind: "array" });
+  const arr = await zarr.open(zarr.root(store).resolve(name), { kind: "array" }); // v2 or v3
+  const n = count === undefined ? arr.shape[0] : count;
   const t0 = process.hrtime.bigint();
-  const got = await zarr.get(arr, null);
+  const got = await zarr.get(arr, count === undefined ? null : [zarr.slice(0, count)]);
   const ns = process.hrtime.bigint() - t0;
   const rssPeak = peakRss();
   const v = got.data;
-  if (v.length !== arr.shape[0]) fail("wrong length");
+  if (v.length !== n) fail("wrong length");
   if (kind === "repeated") {
     for (let i = 0; i < v.length; i++) if (v[i] !== 1) fail(`wrong value at ${i}: ${v[i]}`);
   } else {
@@ -158,8 +160,10 @@ const [cmd, ...rest] = process.argv.slice(2);
 try {
   if (cmd === "write-w1") await writeW1(rest[0]);
   else if (cmd === "read-w1") await readW1(rest[0], rest[1], Number(rest[2]));
-  else if (cmd === "read-w2") await readW2(rest[0], rest[1], rest[2]);
-  else fail("usage: zarrita_bench.mjs write-w1 DIR | read-w1 DIR NAME EXTENT | read-w2 DIR NAME KIND");
+  else if (cmd === "read-w2") await readW2(rest[0], rest[1], rest[2], rest[3] && Number(rest[3]));
+  else {
+    fail("usage: zarrita_bench.mjs write-w1 DIR | read-w1 DIR NAME EXTENT | read-w2 DIR NAME KIND [COUNT]");
+  }
 } catch (e) {
   fail(`${cmd} failed: ${e?.stack ?? e}`);
 }
