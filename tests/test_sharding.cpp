@@ -8,6 +8,8 @@
 #include <xtensor/xview.hpp>
 
 #include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace zx = zarrxt;
@@ -62,6 +64,87 @@ std::vector<unsigned char> le_bytes(const xt::xtensor<T, 2>& t)
     std::vector<unsigned char> out(t.size() * sizeof(T));
     std::memcpy(out.data(), t.data(), out.size()); // the test machine is little-endian (checked below)
     return out;
+}
+
+/// A filesystem store that records how objects reach it: set() calls, and for streamed objects
+/// the largest single append (the writer's memory need, beside its own 1 MiB gathering buffer).
+class stream_probe_store
+{
+public:
+    struct record
+    {
+        std::atomic<std::size_t> sets{0}, streams{0}, largest_append{0};
+    };
+    explicit stream_probe_store(const std::filesystem::path& root)
+        : m_inner(root)
+        , m_r(std::make_shared<record>())
+    {
+    }
+    std::optional<zx::read_result> read(std::string_view key, zx::byte_range r, std::uint64_t max) const
+    {
+        return m_inner.read(key, r, max);
+    }
+    std::optional<zx::object_info> stat(std::string_view key) const { return m_inner.stat(key); }
+    using object_handle = zx::filesystem_store::object_handle;
+    std::optional<object_handle> open_object(std::string_view key) const { return m_inner.open_object(key); }
+    void set(std::string_view key, zx::byte_view data)
+    {
+        ++m_r->sets;
+        m_inner.set(key, data);
+    }
+    class writer
+    {
+    public:
+        writer(zx::filesystem_store::object_writer w, std::shared_ptr<record> r)
+            : m_w(std::move(w))
+            , m_r(std::move(r))
+        {
+        }
+        void append(zx::byte_view d)
+        {
+            std::size_t seen = m_r->largest_append.load();
+            while (d.size() > seen && !m_r->largest_append.compare_exchange_weak(seen, d.size()))
+            {
+            }
+            m_w.append(d);
+        }
+        void write_at(std::uint64_t off, zx::byte_view d) { m_w.write_at(off, d); }
+        std::uint64_t size() const { return m_w.size(); }
+        void commit()
+        {
+            ++m_r->streams;
+            m_w.commit();
+        }
+
+    private:
+        zx::filesystem_store::object_writer m_w;
+        std::shared_ptr<record> m_r;
+    };
+    writer begin_write(std::string_view key) { return writer(m_inner.begin_write(key), m_r); }
+    bool erase(std::string_view key) { return m_inner.erase(key); }
+    std::vector<std::string> list(std::string_view prefix) const { return m_inner.list(prefix); }
+    std::vector<std::string> list_dir(std::string_view prefix) const { return m_inner.list_dir(prefix); }
+    auto lock_key(std::string_view key) const { return m_inner.lock_key(key); }
+    record& rec() const { return *m_r; }
+
+private:
+    zx::filesystem_store m_inner;
+    std::shared_ptr<record> m_r;
+};
+static_assert(zx::streaming_store<stream_probe_store> && zx::object_store<stream_probe_store>);
+static_assert(zx::streaming_store<zx::counting_store<zx::filesystem_store>>);
+static_assert(!zx::streaming_store<zx::memory_store>);
+
+bool has_temp_files(const std::filesystem::path& dir)
+{
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
+    {
+        if (zx::filesystem_store::is_temp_name(e.path().filename().string()))
+        {
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace
@@ -399,6 +482,126 @@ TEST_SUITE("sharding")
         }
         CHECK(a.read({{0, 0}, {1, 1}})(0, 0) == 9);
         CHECK(a.read({{0, 1}, {1, 1}})(0, 0) == zxtest::value_at<std::uint16_t>(2));
+    }
+
+    TEST_CASE(
+        "a shard write streams to the store in bounded pieces and copies untouched inner chunks by range")
+    {
+        // One 1-d shard of 8 MiB: 128 raw inner chunks of 64 KiB. A write of one inner chunk in
+        // the middle reads the old shard's index and copies the other 127 inner chunks in windows
+        // of at most copy_window bytes; nothing is appended in a piece larger than that.
+        using codec_t = zx::codec::sharding_indexed<zx::dynamic_chain, zx::dynamic_chain, zx::no_index_cache>;
+        for (const bool at_end : {true, false})
+        {
+            CAPTURE(at_end);
+            zxtest::temp_dir dir;
+            stream_probe_store s(dir.path());
+            const std::uint64_t n = std::uint64_t{8} << 20;
+            auto a = zx::create<std::uint8_t, 1>(
+                s, "a",
+                zx::v3_options{.shape = {n},
+                               .chunk_shape = {n},
+                               .codecs = {zx::sharded({65536}, {zx::codec_spec("bytes")}, at_end)}});
+            auto data = make_data<std::uint8_t, 1>({n}, 3);
+            const std::size_t sets = s.rec().sets; // metadata documents
+            a.write({{0}, {n}}, data);
+            CHECK(s.rec().sets == sets); // the shard was streamed, not set
+            CHECK(s.rec().streams == 1);
+            CHECK(s.rec().largest_append <= 65536);
+            const auto before = zxtest::spec::read_file_bytes(dir.path() / "a/c/0");
+
+            a.reset_stats();
+            auto patch = make_data<std::uint8_t, 1>({65536}, 77);
+            a.write({{64 * 65536}, {65536}}, patch);
+            xt::view(data, xt::range(64 * 65536, 65 * 65536)) = patch;
+            CHECK(s.rec().sets == sets);
+            CHECK(s.rec().streams == 2);
+            CHECK(s.rec().largest_append <= codec_t::copy_window);
+            const auto st = a.stats();
+            CHECK(st.index_reads == 1);
+            CHECK(st.payload_bytes == 127 * 65536); // the untouched inner chunks, nothing else
+            CHECK(st.payload_reads >= (st.payload_bytes + codec_t::copy_window - 1) / codec_t::copy_window);
+            const auto after = zxtest::spec::read_file_bytes(dir.path() / "a/c/0");
+            REQUIRE(after.size() == before.size()); // raw inner chunks: same layout, same offsets
+            const std::size_t base = at_end ? 0 : 128 * 16 + 4;
+            CHECK(std::equal(after.begin() + base, after.begin() + base + 64 * 65536, before.begin() + base));
+            CHECK(std::equal(after.begin() + base + 65 * 65536, after.end(),
+                             before.begin() + base + 65 * 65536));
+            CHECK(tensors_equal(a.read(), data));
+            CHECK(zxtest::spec::read_sharded_array(dir.path() / "a", 1, {0}) ==
+                  std::vector<unsigned char>(data.begin(), data.end()));
+            CHECK_FALSE(has_temp_files(dir.path()));
+        }
+    }
+
+    TEST_CASE(
+        "one shard and two workers: its inner chunks are encoded in parallel windows and appended in order")
+    {
+        zx::memory_store s;
+        using spread = zx::array<std::uint16_t, 2, zx::dynamic_chain, zx::memory_store,
+                                 zx::operation_index_cache<>, recording_executor>;
+        const recording_executor exec;
+        // One 256x256 shard of 32x32 inner chunks: 64 of them, zstd.
+        auto a = spread::create(s, "a",
+                                zx::v3_options{.shape = {256, 256},
+                                               .chunk_shape = {256, 256},
+                                               .codecs = {zx::sharded({32, 32}, {zx::codec_spec("bytes"),
+                                                                                 zx::codec_spec("zstd")})}},
+                                exec);
+        const auto data = make_data<std::uint16_t, 2>({256, 256}, 8);
+        exec.calls->clear();
+        a.write({{0, 0}, {256, 256}}, data);
+        // Windows of 2 x workers = 4 inner chunks: 16 bulk calls of 4 jobs.
+        CHECK(*exec.calls == std::vector<std::size_t>(16, 4));
+        CHECK(tensors_equal(a.read(), data));
+        // A partial rewrite touching 3 inner chunks (part of each): one window of 3.
+        exec.calls->clear();
+        a.write({{40, 8}, {8, 80}}, xt::zeros<std::uint16_t>({8, 80}));
+        CHECK(*exec.calls == std::vector<std::size_t>{3});
+        auto expect = data;
+        xt::view(expect, xt::range(40, 48), xt::range(8, 88)) = xt::zeros<std::uint16_t>({8, 80});
+        CHECK(tensors_equal(a.read(), expect));
+
+        // The same with real threads (run under ThreadSanitizer in the sanitizer tier).
+        zx::thread_pool pool(2);
+        using threaded = zx::array<std::uint16_t, 2, zx::dynamic_chain, zx::memory_store,
+                                   zx::operation_index_cache<>, zx::thread_pool_executor>;
+        auto t = threaded::open(s, "a", zx::thread_pool_executor(pool));
+        const auto again = make_data<std::uint16_t, 2>({256, 256}, 9);
+        t.write({{0, 0}, {256, 256}}, again);
+        CHECK(tensors_equal(t.read(), again));
+        t.write({{100, 100}, {50, 50}}, xt::view(expect, xt::range(0, 50), xt::range(0, 50)));
+        auto expect2 = again;
+        xt::view(expect2, xt::range(100, 150), xt::range(100, 150)) =
+            xt::view(expect, xt::range(0, 50), xt::range(0, 50));
+        CHECK(tensors_equal(t.read(), expect2));
+    }
+
+    TEST_CASE("a shard write that fails midway leaves the old shard as it was and no temporary file")
+    {
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        auto a = make_sharded(s, "a"); // gzip + crc32c inner chunks
+        const auto key = dir.path() / "a/c/0/0";
+        auto bytes = zxtest::spec::read_file_bytes(key);
+        // Flip a byte in the middle of inner chunk 0 (index at the end: 4 entries, then a crc32c).
+        const std::size_t at = bytes.size() - 4 - 64;
+        const auto off0 = zxtest::spec::le64(bytes.data() + at);
+        const auto n0 = zxtest::spec::le64(bytes.data() + at + 8);
+        REQUIRE(n0 > 8);
+        bytes[off0 + n0 / 2] ^= 0x5a; // its checksum fails
+        {
+            std::ofstream f(key, std::ios::binary | std::ios::trunc);
+            f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        }
+        // Writing part of inner chunk 0 must decode it: the write fails, after inner chunks were
+        // streamed or not, and publishes nothing.
+        CHECK_THROWS_AS(a.write({{0, 0}, {1, 1}}, xt::xtensor<std::uint16_t, 2>{{9}}), zx::error);
+        CHECK(zxtest::spec::read_file_bytes(key) == bytes);
+        CHECK_FALSE(has_temp_files(dir.path()));
+        // Rewriting the whole inner chunk needs no old contents and succeeds.
+        a.write({{0, 0}, {4, 4}}, make_data<std::uint16_t, 2>({4, 4}, 5));
+        CHECK(tensors_equal(a.read({{0, 0}, {4, 4}}), make_data<std::uint16_t, 2>({4, 4}, 5)));
     }
 
     TEST_CASE("empty inner chunks are not stored and a shard of fill value is erased")

@@ -158,19 +158,11 @@ struct scratch_space
     buffer array; ///< array->array stages alternate between array and array_b
     buffer array_b;
     buffer work;        ///< the kernels' chunk assembly buffer (never touched by codecs)
-    buffer io;          ///< encoded bytes read from the store (a chunk, or a batch of inner chunks)
-    buffer shard;       ///< a shard being assembled by sharding_indexed::write_region (never by codecs)
-    buffer shard_chunk; ///< one of its inner chunks, decoded (same owner)
+    buffer io; ///< encoded bytes read from the store (a chunk, a batch of inner chunks, a copy window)
 
-    /// Kept between operations, the shard buffers (a whole shard) and the I/O buffer (a batch of a
-    /// shard's inner chunks) would stay that large per worker for the array's lifetime: release
-    /// them past `keep` bytes when an operation ends.
-    void release_large_buffers(std::size_t keep) noexcept
-    {
-        shard.release_if_above(keep);
-        shard_chunk.release_if_above(keep);
-        io.release_if_above(keep);
-    }
+    /// Kept between operations, the I/O buffer (a batch of a shard's inner chunks) would stay that
+    /// large per worker for the array's lifetime: release it past `keep` bytes when an operation ends.
+    void release_large_buffers(std::size_t keep) noexcept { io.release_if_above(keep); }
 };
 
 /// Optional for bytes->bytes codecs: decode straight into caller memory of exactly the decoded size.

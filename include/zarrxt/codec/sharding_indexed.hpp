@@ -142,6 +142,8 @@ public:
     static constexpr std::uint64_t coalesce_max = 32u << 20;
     /// When a shard's batches are spread over workers, none is cut below this much decoded data.
     static constexpr std::uint64_t spread_min = 128u << 10;
+    /// A shard write copies untouched inner chunks of the old shard in reads of at most this size.
+    static constexpr std::uint64_t copy_window = 4u << 20;
 
 private:
     using hit = shard_read_plan::hit;
@@ -151,8 +153,8 @@ private:
     shard_index_ptr parse_index(mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
                                 const std::string& key) const;
     dims origin_of(std::size_t linear) const;
-    void assemble(buffer& out, buffer& chunk, const box& region, const box& bounds, const array_view* src,
-                  byte_view old_bytes, const shard_index* old_index, write_context& ctx, bool& empty) const;
+    bool stream_shard(object_output& out, const box& region, const box& bounds, const array_view* src,
+                      range_reader* old_src, const shard_index* old, write_context& ctx) const;
 
     codec_context m_ctx; // the shard as an array (shape = shard shape)
     dims m_inner;        // inner chunk shape
@@ -630,7 +632,9 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
     plan.index = idx;
 
     std::sort(hits.begin(), hits.end(), [](const hit& a, const hit& b) { return a.offset < b.offset; });
-    const std::uint64_t cap = std::max<std::uint64_t>(1, std::min(coalesce_max, budget));
+    // One request is also one read of at most max_chunk_bytes (a single inner chunk may need all of it).
+    const std::uint64_t cap =
+        std::max<std::uint64_t>(1, std::min({coalesce_max, budget, ctx.limits.max_chunk_bytes}));
     std::size_t per_batch = hits.size();
     if (workers > 1)
     {
@@ -807,43 +811,72 @@ byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::encode(byte_view
     write_context ctx;
     ctx.limits = m_ctx.limits;
     ctx.scratch = &scratch;
-    bool empty = false;
-    buffer chunk;
-    assemble(out, chunk, all, all, &src, {}, nullptr, ctx, empty);
+    buffer_output sink(out);
+    stream_shard(sink, all, all, &src, nullptr, nullptr, ctx);
     return out.view();
 }
 
+// Writes a shard to `out` as a stream: inner chunks in C order, each appended once, then the index
+// (at the end, or into space reserved at the start). Untouched inner chunks of the old shard are
+// copied as encoded bytes, by range, without decoding them; touched ones are built (old contents
+// read and decoded only when the write covers them partly), encoded and appended. With
+// ctx.spread, up to spread->slots.size() touched inner chunks are encoded concurrently, each in its
+// own slot, and appended in order; otherwise one at a time in ctx.scratch. Memory: the slots (one
+// inner chunk decoded and encoded each), a copy window and the index, whatever the shard's size.
+// Returns false when no inner chunk holds data (the caller erases the shard instead).
 template <class InnerChain, class IndexChain, class IndexCache>
-void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(
-    buffer& out, buffer& chunk, const box& region, const box& bounds, const array_view* src,
-    byte_view old_bytes, const shard_index* old, write_context& ctx, bool& empty) const
+bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
+    object_output& out, const box& region, const box& bounds, const array_view* src, range_reader* old_src,
+    const shard_index* old, write_context& ctx) const
 {
     const std::size_t rank = m_inner.size();
     const std::size_t width = m_ctx.element_size();
-    std::vector<std::uint64_t> entries(2 * m_count, shard_index::missing);
-    std::uint64_t pos = m_at_end ? 0 : m_index_size;
-    // Reserve what an uncompressed shard takes, so appending never re-allocates and copies the
-    // shard so far (compressed inner chunks take less; an overrun still grows the buffer).
-    out.clear();
-    const std::uint64_t cap = ctx.limits.max_chunk_bytes;
-    const std::uint64_t raw =
-        m_inner_bytes != 0 && m_count > cap / m_inner_bytes
-            ? cap
-            : std::min<std::uint64_t>(cap, m_index_size + std::uint64_t{m_count} * m_inner_bytes);
-    out.reserve(static_cast<std::size_t>(raw));
-    out.resize_discard(static_cast<std::size_t>(pos));
-    buffer old_copy; // encoded bytes of a touched inner chunk, decoded out of place
-    scratch_space decode_scratch;
     const sdims chunk_strides = array_view::c_strides(m_inner);
-    empty = true;
-
-    for (std::size_t linear = 0; linear < m_count; ++linear)
+    std::vector<std::uint64_t> entries(2 * m_count, shard_index::missing);
+    if (!m_at_end)
     {
+        static constexpr std::size_t zeros_size = 64u << 10;
+        static const std::byte zeros[zeros_size] = {};
+        for (std::size_t left = m_index_size; left > 0;)
+        {
+            const std::size_t n = std::min(left, zeros_size);
+            out.append(byte_view(zeros, n));
+            left -= n;
+        }
+    }
+    bool any = false;
+
+    // One inner chunk to build and encode; `enc` is valid until its slot is used again.
+    struct job
+    {
+        std::size_t linear = 0;
+        bool empty = false;
+        byte_view enc;
+    };
+    // What goes into the shard next, in order: an old inner chunk copied as it is, or a job.
+    struct item
+    {
+        std::size_t linear;
+        bool copy;
+    };
+    std::vector<job> jobs;
+    std::vector<item> items;
+    const bool spread = ctx.spread != nullptr && ctx.spread->slots.size() > 1;
+    std::size_t window = spread ? ctx.spread->slots.size() : 1;
+    if (m_inner_bytes != 0)
+    {
+        // Every slot holds an inner chunk decoded and (at most about) encoded.
+        const std::uint64_t per = 2 * std::uint64_t{m_inner_bytes};
+        window = static_cast<std::size_t>(
+            std::clamp<std::uint64_t>(ctx.limits.max_bytes_in_flight / per, 1, std::uint64_t{window}));
+    }
+    jobs.reserve(window);
+
+    auto build = [&](job& j, scratch_space& s)
+    {
+        const std::size_t linear = j.linear;
         const dims origin = origin_of(linear);
-        // Overlap of this inner chunk with the written region and with the array.
         box ov{dims(rank), dims(rank)};
-        box in_bounds{dims(rank), dims(rank)};
-        bool touched = src != nullptr;
         bool covered = true; // the region covers every in-bounds element of the inner chunk
         bool fully_in_bounds = true;
         for (std::size_t d = 0; d < rank; ++d)
@@ -854,72 +887,176 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(
             const std::uint64_t re = std::min(ce, region.offset[d] + region.extent[d]);
             const std::uint64_t bb = std::max(cb, bounds.offset[d]);
             const std::uint64_t be = std::min(ce, bounds.offset[d] + bounds.extent[d]);
-            if (rb >= re)
-            {
-                touched = false;
-            }
             ov.offset[d] = rb;
             ov.extent[d] = re > rb ? re - rb : 0;
-            in_bounds.offset[d] = bb;
-            in_bounds.extent[d] = be > bb ? be - bb : 0;
             covered = covered && rb == bb && re == be;
             fully_in_bounds = fully_in_bounds && bb == cb && be == ce;
         }
-        const bool has_old = old != nullptr && !old->is_missing(linear);
-        if (!touched)
-        {
-            if (has_old)
-            {
-                const std::size_t n = static_cast<std::size_t>(old->nbytes(linear));
-                out.append(old_bytes.subspan(static_cast<std::size_t>(old->offset(linear)), n));
-                entries[2 * linear] = pos;
-                entries[2 * linear + 1] = n;
-                pos += n;
-                empty = false;
-            }
-            continue;
-        }
-        check_limit("max_chunk_bytes", m_inner_bytes, ctx.limits.max_chunk_bytes);
-        chunk.resize_discard(m_inner_bytes);
-        if (!covered && has_old)
-        {
-            const std::size_t n = static_cast<std::size_t>(old->nbytes(linear));
-            old_copy.resize_discard(n);
-            std::memcpy(old_copy.data(), old_bytes.data() + old->offset(linear), n);
-            const array_view v = m_inner_chain.decode(old_copy.mutable_view(), decode_scratch, ctx.limits);
-            zarrxt::detail::strided_copy(chunk.data(), chunk_strides, v.data, v.strides, v.shape, width);
-        }
-        else if (!covered || !fully_in_bounds)
-        {
-            zarrxt::detail::fill_run(chunk.data(), m_inner_bytes / width, width, m_ctx.fill);
-        }
-        // Copy the written part of the source.
         std::int64_t src_off = 0;
-        std::int64_t dst_off = 0;
+        bool direct = covered && fully_in_bounds;
         for (std::size_t d = 0; d < rank; ++d)
         {
             src_off += static_cast<std::int64_t>(ov.offset[d] - region.offset[d]) * src->strides[d];
-            dst_off += static_cast<std::int64_t>(ov.offset[d] - origin[d]) * chunk_strides[d];
+            direct = direct && (m_inner[d] == 1 || src->strides[d] == chunk_strides[d]);
         }
-        zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width), chunk_strides,
-                                     src->data + src_off * static_cast<std::int64_t>(width), src->strides,
-                                     ov.extent, width);
-        if (!ctx.write_empty_chunks &&
-            zarrxt::detail::all_equal_fill(chunk.data(), m_inner_bytes / width, width, m_ctx.fill))
-        {
-            continue;
-        }
+        const std::byte* src_at = src->data + src_off * static_cast<std::int64_t>(width);
         array_view cv;
-        cv.data = chunk.data();
         cv.element_size = width;
         cv.shape = m_inner;
         cv.strides = chunk_strides;
-        const byte_view enc = m_inner_chain.encode(cv, *ctx.scratch);
-        out.append(enc);
-        entries[2 * linear] = pos;
-        entries[2 * linear + 1] = enc.size();
-        pos += enc.size();
-        empty = false;
+        if (direct)
+        {
+            // The inner chunk is one C-ordered block of the source: encode it from there.
+            cv.data = const_cast<std::byte*>(src_at);
+        }
+        else
+        {
+            check_limit("max_chunk_bytes", m_inner_bytes, ctx.limits.max_chunk_bytes);
+            buffer& chunk = s.work;
+            chunk.resize_discard(m_inner_bytes);
+            const bool has_old = old != nullptr && !old->is_missing(linear);
+            if (!covered && has_old)
+            {
+                const std::uint64_t n = old->nbytes(linear);
+                if (!old_src->read_to(byte_range::of(old->offset(linear), n), ctx.limits.max_chunk_bytes,
+                                      s.io) ||
+                    s.io.size() != n)
+                {
+                    shard_error e(shard_errc::entry_out_of_range,
+                                  "inner chunk " + std::to_string(linear) +
+                                      " of the old shard could not be read whole");
+                    throw e;
+                }
+                if (ctx.counters)
+                {
+                    ctx.counters->add_payload_read(n);
+                }
+                const array_view v = m_inner_chain.decode(s.io.mutable_view(), s, ctx.limits);
+                zarrxt::detail::strided_copy(chunk.data(), chunk_strides, v.data, v.strides, v.shape, width);
+            }
+            else if (!covered || !fully_in_bounds)
+            {
+                zarrxt::detail::fill_run(chunk.data(), m_inner_bytes / width, width, m_ctx.fill);
+            }
+            std::int64_t dst_off = 0;
+            for (std::size_t d = 0; d < rank; ++d)
+            {
+                dst_off += static_cast<std::int64_t>(ov.offset[d] - origin[d]) * chunk_strides[d];
+            }
+            zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width),
+                                         chunk_strides, src_at, src->strides, ov.extent, width);
+            cv.data = chunk.data();
+        }
+        if (!ctx.write_empty_chunks &&
+            zarrxt::detail::all_equal_fill(cv.data, m_inner_bytes / width, width, m_ctx.fill))
+        {
+            j.empty = true;
+            return;
+        }
+        j.empty = false;
+        j.enc = m_inner_chain.encode(cv, s);
+    };
+
+    // Old inner chunks lying back to back in the old shard are copied with one read per window.
+    std::uint64_t run_begin = 0;
+    std::uint64_t run_end = 0;
+    auto flush_run = [&]
+    {
+        for (std::uint64_t at = run_begin; at < run_end;)
+        {
+            const std::uint64_t n = std::min(copy_window, run_end - at);
+            buffer& io = ctx.scratch->io;
+            if (!old_src->read_to(byte_range::of(at, n), n, io) || io.size() != n)
+            {
+                shard_error e(shard_errc::entry_out_of_range, "bytes [" + std::to_string(at) + ", " +
+                                                                  std::to_string(at + n) +
+                                                                  ") of the old shard could not be read");
+                throw e;
+            }
+            if (ctx.counters)
+            {
+                ctx.counters->add_payload_read(n);
+            }
+            out.append(io.view());
+            at += n;
+        }
+        run_begin = run_end = 0;
+    };
+    auto emit = [&]
+    {
+        if (jobs.size() > 1 && spread)
+        {
+            ctx.spread->run(jobs.size(), [&](std::size_t i) { build(jobs[i], *ctx.spread->slots[i]); });
+        }
+        else if (jobs.size() == 1)
+        {
+            build(jobs[0], spread ? *ctx.spread->slots[0] : *ctx.scratch);
+        }
+        std::size_t next_job = 0;
+        for (const item& it : items)
+        {
+            if (it.copy)
+            {
+                const std::uint64_t off = old->offset(it.linear);
+                const std::uint64_t n = old->nbytes(it.linear);
+                if (run_end != run_begin && off != run_end)
+                {
+                    flush_run();
+                }
+                if (run_end == run_begin)
+                {
+                    run_begin = run_end = off;
+                }
+                entries[2 * it.linear] = out.size() + (run_end - run_begin);
+                entries[2 * it.linear + 1] = n;
+                run_end += n;
+                any = true;
+                continue;
+            }
+            flush_run();
+            const job& j = jobs[next_job++];
+            if (j.empty)
+            {
+                continue;
+            }
+            entries[2 * it.linear] = out.size();
+            entries[2 * it.linear + 1] = j.enc.size();
+            out.append(j.enc);
+            any = true;
+        }
+        flush_run();
+        jobs.clear();
+        items.clear();
+    };
+
+    for (std::size_t linear = 0; linear < m_count; ++linear)
+    {
+        const dims origin = origin_of(linear);
+        bool touched = src != nullptr;
+        for (std::size_t d = 0; d < rank && touched; ++d)
+        {
+            touched =
+                origin[d] < region.offset[d] + region.extent[d] && region.offset[d] < origin[d] + m_inner[d];
+        }
+        if (!touched)
+        {
+            if (old != nullptr && !old->is_missing(linear))
+            {
+                items.push_back({linear, true});
+            }
+            continue;
+        }
+        items.push_back({linear, false});
+        jobs.push_back(job{linear, false, {}});
+        if (jobs.size() == window)
+        {
+            emit();
+        }
+    }
+    emit();
+    if (!any)
+    {
+        return false;
     }
 
     // Encode the index and put it in place.
@@ -943,8 +1080,9 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::assemble(
     }
     else
     {
-        std::memcpy(out.data(), index_bytes.data(), m_index_size);
+        out.write_at(0, index_bytes);
     }
+    return true;
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
@@ -953,49 +1091,30 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
                                                                         const array_view& src,
                                                                         write_context& ctx) const
 {
-    // The old shard is needed unless the region covers every in-bounds element of the shard.
+    // The old shard is needed unless the region covers every in-bounds element of the shard. It is
+    // read through one handle: its index, then only the ranges the new shard takes from it.
     bool need_old = false;
     for (std::size_t d = 0; d < region.offset.size(); ++d)
     {
         need_old = need_old || region.offset[d] != bounds.offset[d] || region.extent[d] != bounds.extent[d];
     }
-    std::optional<read_result> old;
+    range_reader* old_src = nullptr;
     shard_index_ptr old_index;
     if (need_old)
     {
-        // The old and the new shard are both held while the shard is rebuilt.
-        old = io.read(byte_range::all(),
-                      std::min(ctx.limits.max_chunk_bytes, ctx.limits.max_bytes_in_flight / 2));
-        if (old)
-        {
-            if (ctx.counters)
-            {
-                ctx.counters->add_payload_read(old->bytes.size());
-            }
-            if (old->bytes.size() < m_index_size)
-            {
-                shard_error e(shard_errc::index_size, "shard has " + std::to_string(old->bytes.size()) +
-                                                          " bytes, its index alone needs " +
-                                                          std::to_string(m_index_size));
-                e.with_key(io.key());
-                throw e;
-            }
-            // Decode the index from a copy: decoding is in place and the bytes are copied out later.
-            buffer index_copy = buffer::copy_of(
-                old->bytes.view().subspan(m_at_end ? old->bytes.size() - m_index_size : 0, m_index_size));
-            old_index = parse_index(index_copy.mutable_view(), old->bytes.size(), old->generation, io.key());
-        }
+        read_context rc;
+        rc.limits = ctx.limits;
+        rc.counters = ctx.counters;
+        rc.scratch = ctx.scratch;
+        bool from_cache = false;
+        old_index = fetch_index(io.current(), rc, from_cache); // never from the cache: this version's
+        old_src = old_index ? &io.current() : nullptr;
     }
-    // The worker's shard buffers are reused from shard to shard: a fresh 64 MiB buffer per shard
-    // costs more in page faults than writing the shard (see detail/buffer.hpp). The kernel always
-    // passes a scratch space (assemble encodes the inner chunks in it).
-    buffer& out = ctx.scratch->shard;
-    buffer& chunk = ctx.scratch->shard_chunk;
-    bool empty = false;
+    auto out = io.begin_write();
+    bool any = false;
     try
     {
-        assemble(out, chunk, region, bounds, &src, old ? old->bytes.view() : byte_view{}, old_index.get(),
-                 ctx, empty);
+        any = stream_shard(*out, region, bounds, &src, old_src, old_index.get(), ctx);
     }
     catch (error& e)
     {
@@ -1006,19 +1125,20 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
     {
         ctx.cache->invalidate(io.key());
     }
-    if (empty)
+    if (!any)
     {
         // Every inner chunk is fill value: the shard is removed (erase reports whether it existed).
+        out.reset(); // abandons the new version
         if (io.erase() && ctx.counters)
         {
             ctx.counters->add_erase();
         }
         return;
     }
-    io.set(out.view());
+    out->commit();
     if (ctx.counters)
     {
-        ctx.counters->add_write(out.size());
+        ctx.counters->add_write(out->size());
     }
 }
 

@@ -223,8 +223,8 @@ public:
         ~scratch_lease()
         {
             std::lock_guard<std::mutex> g(m_core.m_scratch_mutex);
-            // Keep at most a few spaces: they hold chunk-sized buffers. Shard-sized ones are
-            // released (they were reused from shard to shard within the operation).
+            // Keep at most a few spaces: they hold chunk-sized buffers. Large I/O buffers (batches
+            // of a shard's inner chunks, reused within the operation) are released.
             for (auto& s : m_items)
             {
                 s->release_large_buffers(std::size_t{16} << 20);

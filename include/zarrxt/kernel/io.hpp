@@ -2,7 +2,8 @@
  *  The untyped I/O surfaces the read and write paths share with the sharding codec:
  *  - `range_reader`: byte ranges of one object (a store key, a byte range inside a parent object
  *    for nested shards, or bytes already in memory);
- *  - `object_io`: read-modify-write access to one key (sharded partial writes);
+ *  - `object_io`: read-modify-write access to one key (shard writes): the object as it is, read
+ *    through one handle, and `object_output`, its new version streamed to the store;
  *  - `piece_sink`: where decoded (inner) chunks go, in the coordinates of the chunk being read;
  *  - `read_context` / `write_context`: limits, index cache, counters and scratch of one worker.
  *  These are virtual interfaces: they are crossed once per chunk or range, never per element.
@@ -17,8 +18,14 @@
 #include "../store/concepts.hpp"
 #include "../store/counting.hpp"
 
+#include <cstring>
+#include <functional>
+#include <memory>
 #include <mutex>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace zarrxt
 {
@@ -226,30 +233,190 @@ private:
     std::string m_cache_key;
 };
 
-/// Read-modify-write access to one key.
+/// A new version of one object being written (see zarrxt::object_writer): nothing is visible
+/// under the key before commit(); destroyed without commit(), it leaves the key as it was.
+class object_output
+{
+public:
+    virtual ~object_output() = default;
+    virtual void append(byte_view bytes) = 0;
+    /// Overwrite bytes appended before (a shard index reserved at the start, written last).
+    virtual void write_at(std::uint64_t offset, byte_view bytes) = 0;
+    virtual std::uint64_t size() const = 0;
+    virtual void commit() = 0;
+};
+
+/// An object assembled in a caller's buffer (a whole shard encoded in memory); commit() does nothing.
+class buffer_output final : public object_output
+{
+public:
+    explicit buffer_output(buffer& out)
+        : m_out(out)
+    {
+        m_out.clear();
+    }
+    void append(byte_view bytes) override { m_out.append(bytes); }
+    void write_at(std::uint64_t offset, byte_view bytes) override
+    {
+        if (offset > m_out.size() || bytes.size() > m_out.size() - offset)
+        {
+            throw std::out_of_range("zarrxt: write_at past the bytes appended so far");
+        }
+        std::memcpy(m_out.data() + offset, bytes.data(), bytes.size());
+    }
+    std::uint64_t size() const override { return m_out.size(); }
+    void commit() override {}
+
+private:
+    buffer& m_out;
+};
+
+/// Read-modify-write access to one key: the object as it is (read through one handle, so every
+/// range comes from one version of it) and a new version streamed to the store.
 class object_io
 {
 public:
     virtual ~object_io() = default;
-    virtual std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) = 0;
-    virtual void set(byte_view bytes) = 0;
+    virtual range_reader& current() = 0;
+    virtual std::unique_ptr<object_output> begin_write() = 0;
     virtual bool erase() = 0;
     virtual const std::string& key() const = 0;
+};
+
+/// One version of an object read whole into memory (or its absence): what a store without object
+/// handles offers as a consistent view, since its ranges could come from different versions.
+class snapshot_reader final : public range_reader
+{
+public:
+    snapshot_reader(std::optional<read_result> whole, std::string key)
+        : m_whole(std::move(whole))
+        , m_key(std::move(key))
+    {
+    }
+    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override
+    {
+        if (!m_whole)
+        {
+            return std::nullopt;
+        }
+        const auto [b, e] = resolve_capped_range(r, m_whole->bytes.size(), max_bytes, m_key);
+        read_result res;
+        res.bytes = buffer::copy_of(
+            m_whole->bytes.view().subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)));
+        res.object_size = m_whole->object_size;
+        res.generation = m_whole->generation;
+        return res;
+    }
+    std::optional<object_info> stat() override
+    {
+        return m_whole ? std::optional<object_info>(object_info{m_whole->object_size, m_whole->generation})
+                       : std::nullopt;
+    }
+    const std::string& key() const override { return m_key; }
+
+private:
+    std::optional<read_result> m_whole;
+    std::string m_key;
 };
 
 template <class Store>
 class store_object_io final : public object_io
 {
 public:
-    store_object_io(Store& s, std::string key) : m_store(s), m_key(std::move(key)) {}
-    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override { return m_store.read(m_key, r, max_bytes); }
-    void set(byte_view bytes) override { m_store.set(m_key, bytes); }
+    /// `max_whole` caps the whole-object read of a store without object handles.
+    store_object_io(Store& s, std::string key, std::uint64_t max_whole)
+        : m_store(s)
+        , m_key(key)
+        , m_reader(s, std::move(key))
+        , m_max_whole(max_whole)
+    {
+    }
+    range_reader& current() override
+    {
+        if constexpr (object_store<Store>)
+        {
+            return m_reader; // every range from the one handle, pinned to one version
+        }
+        else
+        {
+            if (!m_snapshot)
+            {
+                m_snapshot.emplace(m_store.read(m_key, byte_range::all(), m_max_whole), m_key);
+            }
+            return *m_snapshot;
+        }
+    }
+    std::unique_ptr<object_output> begin_write() override
+    {
+        if constexpr (streaming_store<Store>)
+        {
+            return std::make_unique<streamed>(m_store.begin_write(m_key));
+        }
+        else
+        {
+            return std::make_unique<gathered>(m_store, m_key);
+        }
+    }
     bool erase() override { return m_store.erase(m_key); }
     const std::string& key() const override { return m_key; }
 
 private:
+    /// Through the store's own writer: memory stays bounded whatever the object's size.
+    template <class W>
+    class writer_output final : public object_output
+    {
+    public:
+        explicit writer_output(W w)
+            : m_w(std::move(w))
+        {
+        }
+        void append(byte_view bytes) override { m_w.append(bytes); }
+        void write_at(std::uint64_t offset, byte_view bytes) override { m_w.write_at(offset, bytes); }
+        std::uint64_t size() const override { return m_w.size(); }
+        void commit() override { m_w.commit(); }
+
+    private:
+        W m_w;
+    };
+    template <class S, bool = streaming_store<S>>
+    struct writer_of
+    {
+        using type = void;
+    };
+    template <class S>
+    struct writer_of<S, true>
+    {
+        using type = writer_output<decltype(std::declval<S&>().begin_write(std::string_view{}))>;
+    };
+    using streamed = typename writer_of<Store>::type;
+
+    /// A store without begin_write: the object is gathered in memory and handed to set().
+    class gathered final : public object_output
+    {
+    public:
+        gathered(Store& s, const std::string& key)
+            : m_store(s)
+            , m_key(key)
+            , m_out(m_bytes)
+        {
+        }
+        void append(byte_view bytes) override { m_out.append(bytes); }
+        void write_at(std::uint64_t offset, byte_view bytes) override { m_out.write_at(offset, bytes); }
+        std::uint64_t size() const override { return m_bytes.size(); }
+        void commit() override { m_store.set(m_key, m_bytes.view()); }
+
+    private:
+        Store& m_store;
+        const std::string& m_key;
+        buffer m_bytes;
+        buffer_output m_out;
+    };
+
     Store& m_store;
     std::string m_key;
+    store_reader<Store> m_reader;
+    std::uint64_t m_max_whole;
+    std::optional<snapshot_reader> m_snapshot;
 };
 
 /// Receives decoded chunks. Coordinates are relative to the chunk the sink was made for.
@@ -328,6 +495,15 @@ struct read_context
     }
 };
 
+/// How a shard write may spread the encoding of its inner chunks over the executor: `run(n, fn)`
+/// calls fn(i) for every i < n, concurrently, and returns when all returned (rethrowing the first
+/// exception); job i of one call may use `slots[i]` (so n <= slots.size()).
+struct encode_spread
+{
+    std::function<void(std::size_t, const std::function<void(std::size_t)>&)> run;
+    std::span<codec::scratch_space* const> slots;
+};
+
 struct write_context
 {
     limit_values limits = limit_values::from(default_limits{});
@@ -335,6 +511,7 @@ struct write_context
     io_counters* counters = nullptr;
     codec::scratch_space* scratch = nullptr;
     bool write_empty_chunks = false;
+    const encode_spread* spread = nullptr; ///< null: inner chunks are encoded on the calling worker
 };
 
 } // namespace zarrxt

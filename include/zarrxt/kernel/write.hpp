@@ -7,7 +7,9 @@
  *    under the store's per-key lock so concurrent writers in this process lose no update;
  *  - a chunk that ends up holding only the fill value is erased instead of stored (unless the
  *    array keeps empty chunks);
- *  - a sharded chunk (shard) is handed to the sharding codec, which rewrites it once.
+ *  - a sharded chunk (shard) is handed to the sharding codec, which streams its new version to
+ *    the store (copying untouched inner chunks by range); with fewer shards than workers the
+ *    shards go one at a time and the workers share the encoding of each one's inner chunks.
  *  Edge chunks are stored at full size with the part outside the array set to the fill value,
  *  as zarr-python does.
  */
@@ -53,7 +55,8 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
     const std::uint64_t chunk_elements = m.chunk_elements();
     const std::size_t chunk_bytes = zarrxt::detail::to_size(chunk_elements * width, "chunk bytes");
 
-    core.m_exec.bulk(range.count(), [&](std::size_t i, std::size_t worker) {
+    auto write_one = [&](std::size_t i, std::size_t worker, const encode_spread* spread)
+    {
         codec::scratch_space& s = scratch[worker];
         const extents_t<N> coords = range.coords(i);
         // Boxes in chunk coordinates: the written part `w` and the in-bounds part `bounds`.
@@ -87,6 +90,7 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
         ctx.counters = &core.m_counters;
         ctx.scratch = &s;
         ctx.write_empty_chunks = keep_empty;
+        ctx.spread = spread;
 
         if (sharding != nullptr)
         {
@@ -105,7 +109,10 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
                 sv.shape[d] = w_ext[d];
                 sv.strides[d] = src_strides[d];
             }
-            store_object_io<typename Core::store_type> io(core.m_store, key);
+            // A store without object handles gives the old shard whole (one consistent version);
+            // the old and the new shard are then both held, within half the in-flight budget each.
+            store_object_io<typename Core::store_type> io(
+                core.m_store, key, std::min(core.m_lv.max_chunk_bytes, core.m_lv.max_bytes_in_flight / 2));
             sharding->write_region(io, region_box, bounds_box, sv, ctx);
             return;
         }
@@ -189,7 +196,33 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
             e.with_key(key);
             throw;
         }
-    });
+    };
+
+    const std::size_t workers = core.m_exec.concurrency();
+    if (sharding != nullptr && workers > 1 && range.count() < workers)
+    {
+        // Fewer shards than workers: the shards are written one after the other and the inner
+        // chunks of each are encoded by all the workers, a window of them at a time (each job in
+        // its own scratch slot), and streamed to the store in order.
+        const std::size_t nslots = 2 * workers;
+        typename Core::scratch_lease slot_lease(core, nslots);
+        std::vector<codec::scratch_space*> slots(nslots);
+        for (std::size_t k = 0; k < nslots; ++k)
+        {
+            slots[k] = &slot_lease[k];
+        }
+        encode_spread spread;
+        spread.slots = slots;
+        spread.run = [&](std::size_t n, const std::function<void(std::size_t)>& fn)
+        { core.m_exec.bulk(n, [&](std::size_t k, std::size_t) { fn(k); }); };
+        for (std::size_t i = 0; i < range.count(); ++i)
+        {
+            write_one(i, 0, &spread);
+        }
+        return;
+    }
+    core.m_exec.bulk(range.count(),
+                     [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
 }
 
 } // namespace zarrxt::kernel

@@ -199,6 +199,31 @@ concept direct_store = requires(const S& s, std::string_view key, std::uint64_t 
     } -> std::same_as<std::optional<object_info>>;
 };
 
+/// A new version of one object being written piece by piece. Nothing is visible under the key
+/// until commit(), which publishes the whole object atomically (readers see the old object or the
+/// new one); a writer destroyed without commit() leaves the key untouched. write_at() overwrites
+/// bytes already appended (a shard index reserved at the start and filled in last).
+template <class W>
+concept object_writer = std::movable<W> && requires(W& w, byte_view data, std::uint64_t offset)
+{
+    w.append(data);
+    w.write_at(offset, data);
+    {
+        w.size()
+        } -> std::convertible_to<std::uint64_t>;
+    w.commit();
+};
+
+/// Optional: `begin_write(key)` streams a new object to the store (a shard written inner chunk by
+/// inner chunk in bounded memory) instead of handing set() the whole object at once.
+template <class S>
+concept streaming_store = requires(S& s, std::string_view key)
+{
+    {
+        s.begin_write(key)
+        } -> object_writer;
+};
+
 /// What zarrxt::array needs from its Store policy to open and read an array: a read-only store
 /// (a read-only mount, a snapshot, an HTTP server) is enough.
 template <class S>

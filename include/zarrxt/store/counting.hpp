@@ -245,6 +245,35 @@ public:
         m_c->writes.fetch_add(1);
         m_c->write_bytes.fetch_add(data.size());
     }
+    /// Streams a new object through S's writer; counted as one write, of its final size, at commit.
+    template <class W>
+    class counting_writer
+    {
+    public:
+        counting_writer(W w, std::shared_ptr<counters> c)
+            : m_w(std::move(w))
+            , m_c(std::move(c))
+        {
+        }
+        void append(byte_view data) { m_w.append(data); }
+        void write_at(std::uint64_t offset, byte_view data) { m_w.write_at(offset, data); }
+        std::uint64_t size() const { return m_w.size(); }
+        void commit()
+        {
+            m_w.commit();
+            m_c->writes.fetch_add(1);
+            m_c->write_bytes.fetch_add(m_w.size());
+        }
+
+    private:
+        W m_w;
+        std::shared_ptr<counters> m_c;
+    };
+    auto begin_write(std::string_view key) requires streaming_store<S>
+    {
+        using inner_writer = decltype(m_inner.begin_write(key));
+        return counting_writer<inner_writer>(m_inner.begin_write(key), m_c);
+    }
     bool erase(std::string_view key) requires erasable_store<S>
     {
         m_c->erases.fetch_add(1);

@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -53,6 +54,8 @@ enum class process_locking
 
 class filesystem_store
 {
+    struct state;
+
 public:
     static constexpr std::string_view temp_prefix = ".zarrxt-tmp-";
     static constexpr std::string_view lock_file_name = ".zarrxt-locks";
@@ -158,6 +161,81 @@ public:
 
     /// Open `key` once for many range reads (nullopt when it does not exist or is not a file).
     std::optional<object_handle> open_object(std::string_view key) const;
+
+    /// A new version of one key written piece by piece into a temporary file beside it (see
+    /// zarrxt::object_writer); commit() publishes it like set() does (rename, fsync per policy).
+    /// Small appends are gathered into one write() each MiB; large ones are written as they come.
+    class object_writer
+    {
+    public:
+        object_writer(object_writer&& o) noexcept
+            : m_state(std::move(o.m_state))
+            , m_key(std::move(o.m_key))
+            , m_target(std::move(o.m_target))
+            , m_tmp(std::move(o.m_tmp))
+            , m_fd(std::exchange(o.m_fd, -1))
+            , m_size(o.m_size)
+            , m_stage(std::move(o.m_stage))
+        {
+        }
+        object_writer& operator=(object_writer&& o) noexcept
+        {
+            std::swap(m_state, o.m_state);
+            std::swap(m_key, o.m_key);
+            std::swap(m_target, o.m_target);
+            std::swap(m_tmp, o.m_tmp);
+            std::swap(m_fd, o.m_fd);
+            std::swap(m_size, o.m_size);
+            std::swap(m_stage, o.m_stage);
+            return *this;
+        }
+        object_writer(const object_writer&) = delete;
+        object_writer& operator=(const object_writer&) = delete;
+        ~object_writer() { abandon(); }
+
+        void append(byte_view data);
+        void write_at(std::uint64_t offset, byte_view data);
+        std::uint64_t size() const noexcept { return m_size; }
+        void commit();
+
+        /// Appends below this size are gathered; larger ones go to write() directly.
+        static constexpr std::size_t gather_below = std::size_t{64} << 10;
+        static constexpr std::size_t gather_capacity = std::size_t{1} << 20;
+
+    private:
+        friend class filesystem_store;
+        object_writer(std::shared_ptr<state> st, std::string key, std::filesystem::path target,
+                      std::string tmp, int fd)
+            : m_state(std::move(st))
+            , m_key(std::move(key))
+            , m_target(std::move(target))
+            , m_tmp(std::move(tmp))
+            , m_fd(fd)
+        {
+        }
+        void flush();
+        [[noreturn]] void fail(const char* what);
+        void abandon() noexcept
+        {
+            if (m_fd >= 0)
+            {
+                ::close(m_fd);
+                ::unlink(m_tmp.c_str());
+                m_fd = -1;
+            }
+        }
+
+        std::shared_ptr<state> m_state;
+        std::string m_key;
+        std::filesystem::path m_target;
+        std::string m_tmp;
+        int m_fd = -1;
+        std::uint64_t m_size = 0;
+        buffer m_stage;
+    };
+
+    /// Start writing a new version of `key` (creating its directories).
+    object_writer begin_write(std::string_view key);
 
     /// Like read(), into `out` (its capacity is reused: no allocation once it is large enough).
     std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes, buffer& out) const;
@@ -419,14 +497,14 @@ inline std::optional<object_info> filesystem_store::stat(std::string_view key) c
     return object_info{static_cast<std::uint64_t>(st.st_size), detail::generation_of(st)};
 }
 
-inline void filesystem_store::set(std::string_view key, byte_view data)
+inline filesystem_store::object_writer filesystem_store::begin_write(std::string_view key)
 {
-    const auto p = path_of(key);
+    auto p = path_of(key);
     const auto dir = p.parent_path();
-    const std::string tmp = (dir / (std::string(temp_prefix) + std::to_string(::getpid()) + "-"
-                                    + std::to_string(m_state->temp_counter.fetch_add(1)) + "-"
-                                    + p.filename().string()))
-                                .string();
+    std::string tmp =
+        (dir / (std::string(temp_prefix) + std::to_string(::getpid()) + "-" +
+                std::to_string(m_state->temp_counter.fetch_add(1)) + "-" + p.filename().string()))
+            .string();
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 && errno == ENOENT)
     {
@@ -442,37 +520,128 @@ inline void filesystem_store::set(std::string_view key, byte_view data)
     {
         throw_io("create temporary file", key, errno);
     }
-    detail::fd_guard f{fd};
-    auto fail = [&](const char* what) {
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        throw_io(what, key, err);
-    };
-    if (!detail::write_all(fd, data.data(), data.size()))
+    return object_writer(m_state, std::string(key), std::move(p), std::move(tmp), fd);
+}
+
+inline void filesystem_store::object_writer::fail(const char* what)
+{
+    const int err = errno;
+    abandon();
+    throw_io(what, m_key, err);
+}
+
+inline void filesystem_store::object_writer::flush()
+{
+    if (!m_stage.empty())
     {
-        fail("write");
+        if (!detail::write_all(m_fd, m_stage.data(), m_stage.size()))
+        {
+            fail("write");
+        }
+        m_stage.clear();
     }
-    if (m_state->policy == durability::fsync && ::fsync(fd) != 0)
+}
+
+inline void filesystem_store::object_writer::append(byte_view data)
+{
+    if (m_fd < 0)
+    {
+        throw std::logic_error("zarrxt: object_writer used after commit or failure");
+    }
+    if (data.size() >= gather_below || m_stage.size() + data.size() > gather_capacity)
+    {
+        flush();
+    }
+    if (data.size() >= gather_below)
+    {
+        if (!detail::write_all(m_fd, data.data(), data.size()))
+        {
+            fail("write");
+        }
+    }
+    else
+    {
+        if (m_stage.capacity() < gather_capacity)
+        {
+            m_stage.reserve(gather_capacity);
+        }
+        m_stage.append(data);
+    }
+    m_size += data.size();
+}
+
+inline void filesystem_store::object_writer::write_at(std::uint64_t offset, byte_view data)
+{
+    if (m_fd < 0)
+    {
+        throw std::logic_error("zarrxt: object_writer used after commit or failure");
+    }
+    if (offset > m_size || data.size() > m_size - offset)
+    {
+        throw std::out_of_range("zarrxt: object_writer::write_at past the bytes appended so far");
+    }
+    flush();
+    std::size_t done = 0;
+    while (done < data.size())
+    {
+        const ssize_t r =
+            ::pwrite(m_fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
+        if (r < 0)
+        {
+            if (errno == EINTR)
+            {
+                continue;
+            }
+            fail("write");
+        }
+        done += static_cast<std::size_t>(r);
+    }
+}
+
+inline void filesystem_store::object_writer::commit()
+{
+    if (m_fd < 0)
+    {
+        throw std::logic_error("zarrxt: object_writer used after commit or failure");
+    }
+    flush();
+    if (m_state->policy == durability::fsync && ::fsync(m_fd) != 0)
     {
         fail("fsync");
     }
-    f.fd = -1;
+    const int fd = std::exchange(m_fd, -1);
     if (::close(fd) != 0)
     {
-        fail("close");
+        const int err = errno;
+        ::unlink(m_tmp.c_str());
+        throw_io("close", m_key, err);
     }
-    if (::rename(tmp.c_str(), p.c_str()) != 0)
+    if (::rename(m_tmp.c_str(), m_target.c_str()) != 0)
     {
-        fail("rename");
+        const int err = errno;
+        ::unlink(m_tmp.c_str());
+        throw_io("rename", m_key, err);
     }
     if (m_state->policy == durability::fsync)
     {
-        detail::fd_guard d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+        detail::fd_guard d{::open(m_target.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
         if (d.fd < 0 || ::fsync(d.fd) != 0)
         {
-            throw_io("fsync directory", key, errno);
+            throw_io("fsync directory", m_key, errno);
         }
     }
+}
+
+inline void filesystem_store::set(std::string_view key, byte_view data)
+{
+    // One write of the whole object, then the same publication as a streamed object.
+    auto w = begin_write(key);
+    if (!detail::write_all(w.m_fd, data.data(), data.size()))
+    {
+        w.fail("write");
+    }
+    w.m_size = data.size();
+    w.commit();
 }
 
 inline bool filesystem_store::erase(std::string_view key)
