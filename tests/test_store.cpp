@@ -7,7 +7,11 @@
 #include <zarrxt/store/memory.hpp>
 
 #include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace zx = zarrxt;
 
@@ -68,6 +72,71 @@ TEST_SUITE("store")
         s.set("dir/child", zx::as_bytes("x"));
         CHECK_FALSE(s.read("dir", zx::byte_range::all(), 100).has_value());
         CHECK_FALSE(s.erase("dir"));
+    }
+
+    TEST_CASE(
+        "filesystem_store streams an object: pieces, write_at, commit publishes, no commit leaves the key")
+    {
+        static_assert(zx::streaming_store<zx::filesystem_store>);
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        s.set("k", zx::as_bytes("old"));
+        // Appends of every size around the 2 MiB piece: small ones gathered, a large one written
+        // partly from the gathered piece and partly straight, a remainder gathered again.
+        constexpr std::size_t piece = zx::filesystem_store::object_writer::piece;
+        std::vector<std::byte> expect;
+        auto part = [&](std::size_t n, unsigned seed)
+        {
+            std::vector<std::byte> v(n);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                v[i] = static_cast<std::byte>((i * 131 + seed) & 0xff);
+            }
+            return v;
+        };
+        {
+            auto w = s.begin_write("k");
+            std::size_t k = 0;
+            for (const std::size_t n : {std::size_t{16}, std::size_t{100000}, 3 * piece + 12345, piece - 7,
+                                        std::size_t{0}, piece, std::size_t{5}})
+            {
+                const auto v = part(n, static_cast<unsigned>(++k));
+                w.append(zx::byte_view(v.data(), v.size()));
+                expect.insert(expect.end(), v.begin(), v.end());
+                CHECK(w.size() == expect.size());
+            }
+            const auto head = part(16, 99);
+            w.write_at(0, zx::byte_view(head.data(), head.size())); // over the first append
+            std::copy(head.begin(), head.end(), expect.begin());
+            CHECK_THROWS_AS(w.write_at(expect.size() - 3, zx::byte_view(head.data(), 4)), std::out_of_range);
+            // Nothing is visible before the commit.
+            CHECK(zx::get(s, "k")->size() == 3);
+            w.commit();
+            CHECK_THROWS_AS(w.append(zx::byte_view(head.data(), 1)), std::logic_error);
+        }
+        const auto got = zx::get(s, "k");
+        REQUIRE(got.has_value());
+        REQUIRE(got->size() == expect.size());
+        CHECK(std::memcmp(got->data(), expect.data(), expect.size()) == 0);
+        {
+            auto w = s.begin_write("k"); // abandoned: the key keeps its value, no temporary file stays
+            const auto v = part(piece + 3, 1);
+            w.append(zx::byte_view(v.data(), v.size()));
+        }
+        CHECK(zx::get(s, "k")->size() == expect.size());
+        CHECK(s.list("") == std::vector<std::string>{"k"});
+        for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+        {
+            CHECK_FALSE(zx::filesystem_store::is_temp_name(e.path().filename().string()));
+        }
+        // A new key in a new directory; counting_store forwards the writer and counts one write.
+        zx::counting_store<zx::filesystem_store> c(s);
+        auto w = c.begin_write("d/e/new");
+        w.append(zx::as_bytes("abc"));
+        w.commit();
+        CHECK(zxtest::read_file(dir.path() / "d/e/new") == "abc");
+        CHECK(c.stats().writes == 1);
+        CHECK(c.stats().write_bytes == 3);
     }
 
     TEST_CASE("filesystem_store replaces atomically under concurrent readers")

@@ -164,7 +164,10 @@ public:
 
     /// A new version of one key written piece by piece into a temporary file beside it (see
     /// zarrxt::object_writer); commit() publishes it like set() does (rename, fsync per policy).
-    /// Small appends are gathered into one write() each MiB; large ones are written as they come.
+    /// The file is written in whole, aligned pieces of `piece` bytes (appends are gathered up to
+    /// a piece; the aligned middle of a large append goes to write() straight from the caller):
+    /// measured on ext4 (Linux 6.x), writing a fresh 100 MB shard as 1,000 writes of 100 KB took
+    /// 155-160 ms and as 2 MiB writes 28 ms (the page cache then uses large folios).
     class object_writer
     {
     public:
@@ -198,9 +201,7 @@ public:
         std::uint64_t size() const noexcept { return m_size; }
         void commit();
 
-        /// Appends below this size are gathered; larger ones go to write() directly.
-        static constexpr std::size_t gather_below = std::size_t{64} << 10;
-        static constexpr std::size_t gather_capacity = std::size_t{1} << 20;
+        static constexpr std::size_t piece = std::size_t{2} << 20;
 
     private:
         friend class filesystem_store;
@@ -548,26 +549,40 @@ inline void filesystem_store::object_writer::append(byte_view data)
     {
         throw std::logic_error("zarrxt: object_writer used after commit or failure");
     }
-    if (data.size() >= gather_below || m_stage.size() + data.size() > gather_capacity)
+    const std::byte* p = data.data();
+    std::size_t n = data.size();
+    m_size += n;
+    if (!m_stage.empty() || n < piece)
     {
-        flush();
+        // Top up the piece being gathered; write it once whole.
+        if (m_stage.capacity() < piece)
+        {
+            m_stage.reserve(piece);
+        }
+        const std::size_t take = std::min(n, piece - m_stage.size());
+        m_stage.append(byte_view(p, take));
+        p += take;
+        n -= take;
+        if (m_stage.size() == piece)
+        {
+            flush();
+        }
     }
-    if (data.size() >= gather_below)
+    if (n >= piece)
     {
-        if (!detail::write_all(m_fd, data.data(), data.size()))
+        // Whole pieces straight from the caller's memory (the gathered piece is empty here).
+        const std::size_t whole = n - n % piece;
+        if (!detail::write_all(m_fd, p, whole))
         {
             fail("write");
         }
+        p += whole;
+        n -= whole;
     }
-    else
+    if (n > 0)
     {
-        if (m_stage.capacity() < gather_capacity)
-        {
-            m_stage.reserve(gather_capacity);
-        }
-        m_stage.append(data);
+        m_stage.append(byte_view(p, n));
     }
-    m_size += data.size();
 }
 
 inline void filesystem_store::object_writer::write_at(std::uint64_t offset, byte_view data)
