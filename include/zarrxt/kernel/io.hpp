@@ -158,26 +158,51 @@ private:
     [[no_unique_address]] handle_slot<Store> m_slot;
 };
 
-/// Bytes already in memory (a whole shard decoded from a larger chain).
+/// Bytes already in memory: a whole shard decoded from a larger chain, or one version of an
+/// object read whole (what a store without object handles offers as a consistent view of a shard
+/// being rewritten: its ranges could otherwise come from different versions), or its absence.
 class memory_reader final : public range_reader
 {
 public:
-    memory_reader(byte_view bytes, std::string key) : m_bytes(bytes), m_key(std::move(key)) {}
+    memory_reader(byte_view bytes, std::string key, std::uint64_t generation = 0)
+        : m_bytes(bytes)
+        , m_key(std::move(key))
+        , m_generation(generation)
+        , m_present(true)
+    {
+    }
+    /// A reader of an object that does not exist.
+    static memory_reader absent(std::string key)
+    {
+        memory_reader r({}, std::move(key));
+        r.m_present = false;
+        return r;
+    }
     std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override
     {
-        const auto [b, e] = resolve_range(r, m_bytes.size());
-        check_limit("max_chunk_bytes", e - b, max_bytes);
+        if (!m_present)
+        {
+            return std::nullopt;
+        }
+        const auto [b, e] = resolve_capped_range(r, m_bytes.size(), max_bytes, m_key);
         read_result res;
         res.bytes = buffer::copy_of(m_bytes.subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)));
         res.object_size = m_bytes.size();
+        res.generation = m_generation;
         return res;
     }
-    std::optional<object_info> stat() override { return object_info{m_bytes.size(), 0}; }
+    std::optional<object_info> stat() override
+    {
+        return m_present ? std::optional<object_info>(object_info{m_bytes.size(), m_generation})
+                         : std::nullopt;
+    }
     const std::string& key() const override { return m_key; }
 
 private:
     byte_view m_bytes;
     std::string m_key;
+    std::uint64_t m_generation;
+    bool m_present;
 };
 
 /// A byte range of a parent object, read lazily through the parent (an inner shard of a nested
@@ -283,42 +308,6 @@ public:
     virtual const std::string& key() const = 0;
 };
 
-/// One version of an object read whole into memory (or its absence): what a store without object
-/// handles offers as a consistent view, since its ranges could come from different versions.
-class snapshot_reader final : public range_reader
-{
-public:
-    snapshot_reader(std::optional<read_result> whole, std::string key)
-        : m_whole(std::move(whole))
-        , m_key(std::move(key))
-    {
-    }
-    std::optional<read_result> read(byte_range r, std::uint64_t max_bytes) override
-    {
-        if (!m_whole)
-        {
-            return std::nullopt;
-        }
-        const auto [b, e] = resolve_capped_range(r, m_whole->bytes.size(), max_bytes, m_key);
-        read_result res;
-        res.bytes = buffer::copy_of(
-            m_whole->bytes.view().subspan(static_cast<std::size_t>(b), static_cast<std::size_t>(e - b)));
-        res.object_size = m_whole->object_size;
-        res.generation = m_whole->generation;
-        return res;
-    }
-    std::optional<object_info> stat() override
-    {
-        return m_whole ? std::optional<object_info>(object_info{m_whole->object_size, m_whole->generation})
-                       : std::nullopt;
-    }
-    const std::string& key() const override { return m_key; }
-
-private:
-    std::optional<read_result> m_whole;
-    std::string m_key;
-};
-
 template <class Store>
 class store_object_io final : public object_io
 {
@@ -341,7 +330,9 @@ public:
         {
             if (!m_snapshot)
             {
-                m_snapshot.emplace(m_store.read(m_key, byte_range::all(), m_max_whole), m_key);
+                m_whole = m_store.read(m_key, byte_range::all(), m_max_whole);
+                m_snapshot.emplace(m_whole ? memory_reader(m_whole->bytes.view(), m_key, m_whole->generation)
+                                           : memory_reader::absent(m_key));
             }
             return *m_snapshot;
         }
@@ -416,7 +407,8 @@ private:
     std::string m_key;
     store_reader<Store> m_reader;
     std::uint64_t m_max_whole;
-    std::optional<snapshot_reader> m_snapshot;
+    std::optional<read_result> m_whole;      // a store without handles: the object read whole,
+    std::optional<memory_reader> m_snapshot; // and the reader of that one version
 };
 
 /// Receives decoded chunks. Coordinates are relative to the chunk the sink was made for.
