@@ -872,6 +872,23 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
     }
     jobs.reserve(window);
 
+    // Bytes [at, at + n) of the old shard into `into`, whole, counted as payload. The index
+    // validated every entry against the shard's size, so a short read means the shard changed.
+    auto read_old = [&](std::uint64_t at, std::uint64_t n, std::uint64_t max_bytes, buffer& into)
+    {
+        if (!old_src->read_to(byte_range::of(at, n), max_bytes, into) || into.size() != n)
+        {
+            shard_error e(shard_errc::entry_out_of_range, "bytes [" + std::to_string(at) + ", " +
+                                                              std::to_string(at + n) +
+                                                              ") of the old shard could not be read");
+            throw e;
+        }
+        if (ctx.counters)
+        {
+            ctx.counters->add_payload_read(n);
+        }
+    };
+
     auto build = [&](job& j, scratch_space& s)
     {
         const std::size_t linear = j.linear;
@@ -917,20 +934,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
             const bool has_old = old != nullptr && !old->is_missing(linear);
             if (!covered && has_old)
             {
-                const std::uint64_t n = old->nbytes(linear);
-                if (!old_src->read_to(byte_range::of(old->offset(linear), n), ctx.limits.max_chunk_bytes,
-                                      s.io) ||
-                    s.io.size() != n)
-                {
-                    shard_error e(shard_errc::entry_out_of_range,
-                                  "inner chunk " + std::to_string(linear) +
-                                      " of the old shard could not be read whole");
-                    throw e;
-                }
-                if (ctx.counters)
-                {
-                    ctx.counters->add_payload_read(n);
-                }
+                read_old(old->offset(linear), old->nbytes(linear), ctx.limits.max_chunk_bytes, s.io);
                 const array_view v = m_inner_chain.decode(s.io.mutable_view(), s, ctx.limits);
                 zarrxt::detail::strided_copy(chunk.data(), chunk_strides, v.data, v.strides, v.shape, width);
             }
@@ -966,17 +970,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
         {
             const std::uint64_t n = std::min(copy_window, run_end - at);
             buffer& io = ctx.scratch->io;
-            if (!old_src->read_to(byte_range::of(at, n), n, io) || io.size() != n)
-            {
-                shard_error e(shard_errc::entry_out_of_range, "bytes [" + std::to_string(at) + ", " +
-                                                                  std::to_string(at + n) +
-                                                                  ") of the old shard could not be read");
-                throw e;
-            }
-            if (ctx.counters)
-            {
-                ctx.counters->add_payload_read(n);
-            }
+            read_old(at, n, n, io);
             out.append(io.view());
             at += n;
         }
