@@ -337,6 +337,116 @@ TEST_SUITE("sharding")
         CHECK(a.stats().index_cache_hits >= 1);
     }
 
+    TEST_CASE("an uncompressed chunk is read by the byte ranges of the region, not whole")
+    {
+        // One 16 x 8192 uint8 chunk stored raw: rows are 8 KiB apart, further than the coalescing
+        // gap, so a narrow region costs one small request per row.
+        zxtest::temp_dir dir;
+        zx::counting_store<zx::filesystem_store> s{zx::filesystem_store(dir.path())};
+        auto a = zx::create<std::uint8_t, 2>(s, "a",
+                                             zx::v3_options{.shape = {16, 8192},
+                                                            .chunk_shape = {16, 8192},
+                                                            .codecs = {zx::codec_spec("bytes")}});
+        const auto data = make_data<std::uint8_t, 2>({16, 8192}, 3);
+        a.write({{0, 0}, {16, 8192}}, data);
+        auto fresh = [&]
+        {
+            s.reset();
+            a.reset_stats();
+        };
+
+        fresh();
+        CHECK(tensors_equal(a.read({{0, 100}, {16, 1}}), xt::view(data, xt::all(), xt::range(100, 101))));
+        CHECK(a.stats().payload_bytes == 16); // one byte per row
+        CHECK(a.stats().payload_reads == 16);
+        CHECK(s.stats().opens == 1);
+
+        fresh();
+        CHECK(
+            tensors_equal(a.read({{2, 10}, {5, 100}}), xt::view(data, xt::range(2, 7), xt::range(10, 110))));
+        CHECK(a.stats().payload_bytes == 500);
+
+        fresh();
+        CHECK(tensors_equal(a.read({{4, 0}, {3, 8192}}), xt::view(data, xt::range(4, 7), xt::all())));
+        CHECK(a.stats().payload_bytes == 3 * 8192); // whole rows: one contiguous request
+        CHECK(a.stats().payload_reads == 1);
+
+        fresh();
+        CHECK(tensors_equal(a.read(), data));
+        CHECK(a.stats().payload_bytes == 16 * 8192);
+        CHECK(s.stats().opens == 1);
+
+        SUBCASE("big-endian elements are swapped in every partial read")
+        {
+            auto b = zx::create<std::uint16_t, 3>(
+                s, "b",
+                zx::v3_options{.shape = {9, 40, 70},
+                               .chunk_shape = {4, 32, 64},
+                               .codecs = {zx::codec_spec("bytes", {{"endian", "big"}})}});
+            const auto d = make_data<std::uint16_t, 3>({9, 40, 70}, 11);
+            b.write({{0, 0, 0}, {9, 40, 70}}, d);
+            const auto stored = zx::get(s, "b/c/0/0/0");
+            REQUIRE(stored.has_value());
+            REQUIRE(stored->size() == 4 * 32 * 64 * 2);
+            CHECK(std::to_integer<unsigned>(stored->data()[1]) == (d(0, 0, 0) & 0xffu)); // big-endian on disk
+            CHECK(tensors_equal(b.read(), d));
+            CHECK(tensors_equal(b.read({{1, 3, 5}, {7, 30, 61}}),
+                                xt::view(d, xt::range(1, 8), xt::range(3, 33), xt::range(5, 66))));
+            CHECK(tensors_equal(b.read({{3, 31, 63}, {2, 2, 2}}),
+                                xt::view(d, xt::range(3, 5), xt::range(31, 33), xt::range(63, 65))));
+        }
+        SUBCASE("a raw chunk of the wrong size is a typed error, or fill value under the fill policy")
+        {
+            const std::vector<std::byte> junk(100, std::byte{7});
+            s.set("a/c/0/0", zx::byte_view(junk.data(), junk.size()));
+            try
+            {
+                (void)a.read({{0, 100}, {16, 1}});
+                FAIL("a truncated raw chunk was read");
+            }
+            catch (const zx::codec_error& e)
+            {
+                CHECK(std::string(e.what()).find("[zarrxt.codec.2]") != std::string::npos);
+                CHECK(std::string(e.what()).find("a/c/0/0") != std::string::npos);
+            }
+            a.set_corruption_policy(zx::corruption_policy::fill);
+            CHECK(xt::all(xt::equal(a.read({{0, 100}, {16, 1}}), 0)));
+        }
+    }
+
+    TEST_CASE("one large uncompressed chunk is read by every worker, in batches of its rows")
+    {
+        zx::memory_store s;
+        using pooled = zx::array<std::uint8_t, 1, zx::dynamic_chain, zx::memory_store, zx::no_index_cache,
+                                 recording_executor>;
+        const recording_executor exec;
+        auto a = pooled::create(s, "a",
+                                zx::v3_options{.shape = {1u << 20},
+                                               .chunk_shape = {1u << 20},
+                                               .codecs = {zx::codec_spec("bytes")}},
+                                exec);
+        const auto data = make_data<std::uint8_t, 1>({1u << 20}, 7);
+        a.write({{0}, {1u << 20}}, data);
+        exec.calls->clear();
+        CHECK(tensors_equal(a.read(), data));
+        // Planned by one task, then 1 MiB cut into 128 KiB batches (about four per worker), then
+        // nothing to read again.
+        REQUIRE(exec.calls->size() == 3);
+        CHECK((*exec.calls)[0] == 1);
+        CHECK((*exec.calls)[1] == 8);
+        CHECK((*exec.calls)[2] == 0);
+
+        zx::thread_pool pool(2);
+        using threaded = zx::array<std::uint8_t, 1, zx::dynamic_chain, zx::memory_store, zx::no_index_cache,
+                                   zx::thread_pool_executor>;
+        const auto t = threaded::open(s, "a", zx::thread_pool_executor(pool));
+        for (int k = 0; k < 3; ++k)
+        {
+            CHECK(tensors_equal(t.read(), data));
+            CHECK(tensors_equal(t.read({{12345}, {700000}}), xt::view(data, xt::range(12345, 712345))));
+        }
+    }
+
     TEST_CASE("a read-only store backs an array; writing through it does not compile")
     {
         // Only read() and stat(): no set, erase, lock or list (an HTTP server, a read-only mount).

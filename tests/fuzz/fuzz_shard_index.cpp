@@ -124,7 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t width = ctx.element_size();
     assembling_sink partial(ctx.chunk_shape, width, ctx.fill);
     zx::box whole{zx::dims(ctx.chunk_shape.size(), 0), ctx.chunk_shape};
-    const bool ok_partial = guarded([&] { sc.read_region(reader, whole, partial, rc); });
+    const bool ok_partial = guarded([&] { codec::read_region(sc, reader, whole, partial, rc); });
     guarded([&] { sc.verify(reader, rc); });
 
     zx::buffer copy = zx::buffer::copy_of(shard);

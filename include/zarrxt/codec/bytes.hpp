@@ -39,6 +39,9 @@ public:
     byte_view encode(byte_view in, buffer& scratch) const;
     /// Encoded bytes of one chunk: always the decoded size (lets index chains have a fixed size).
     std::optional<std::size_t> fixed_encoded_size() const { return m_chunk_bytes; }
+    /// The stored bytes are the elements in C order, byte-swapped in words of this size (1: not
+    /// swapped): any byte range of a chunk decodes on its own (partial reads, codec/partial_decode.hpp).
+    std::optional<std::size_t> raw_swap_word() const noexcept { return needs_swap() ? m_word : 1; }
 
     /// Bound state (set by from_json): element width and bytes of one decoded chunk.
     std::size_t m_word = 1;

@@ -14,6 +14,7 @@
 #include "../metadata/array_metadata.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
+#include "partial_decode.hpp"
 #include "pipeline.hpp"
 
 #include <array>
@@ -128,23 +129,17 @@ public:
     /// See dynamic_chain::decode_into.
     bool decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
                      const limit_values& limits) const;
-    /// See dynamic_chain::is_raw.
-    bool is_raw() const noexcept
+    /// See dynamic_chain::partial.
+    const codec::partial_decoder* partial() const noexcept
     {
-        if constexpr (n == 1 && !std::is_base_of_v<codec::sharding_base, codec_at<0>>
-                      && requires(const codec_at<0>& c) { c.fixed_encoded_size(); })
+        if constexpr (n == 1 && std::is_base_of_v<codec::partial_decoder, codec_at<0>>)
         {
-            return std::get<0>(m_codecs).fixed_encoded_size() == m_decoded_bytes;
+            return &std::get<0>(m_codecs); // the sharding codec
         }
         else
         {
-            return false;
+            return m_raw ? &*m_raw : nullptr;
         }
-    }
-    void finish_raw(mutable_byte_view chunk) const
-    {
-        buffer unused;
-        std::get<a2b>(m_codecs).decode(chunk, unused);
     }
 
     std::vector<codec_spec> specs() const;
@@ -187,6 +182,7 @@ private:
     std::array<std::optional<std::size_t>, n_b2b + 1> m_sizes;
     std::size_t m_stored_element_size = 0;
     std::size_t m_decoded_bytes = 0;
+    std::optional<codec::raw_decoder> m_raw;
 
     static bool name_at(std::size_t i, const std::string& name)
     {
@@ -264,6 +260,14 @@ chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& spe
         const auto& prev = c.m_sizes[i.value];
         c.m_sizes[i.value + 1] = prev ? std::get<a2b + 1 + i.value>(c.m_codecs).encoded_size(*prev) : std::nullopt;
     });
+    if constexpr (n == 1 && requires { std::get<0>(c.m_codecs).raw_swap_word(); })
+    {
+        const auto word = std::get<0>(c.m_codecs).raw_swap_word();
+        if (word && size == c.m_decoded_bytes)
+        {
+            c.m_raw.emplace(ctx.chunk_shape, c.m_stored_element_size, *word);
+        }
+    }
     return c;
 }
 

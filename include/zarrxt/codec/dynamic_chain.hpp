@@ -7,11 +7,12 @@
  */
 #pragma once
 
+#include "../config.hpp"
 #include "../detail/checked.hpp"
 #include "../metadata/array_metadata.hpp"
-#include "../config.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
+#include "partial_decode.hpp"
 #include "pipeline.hpp"
 
 #include <cstring>
@@ -58,6 +59,10 @@ struct erased_a2b : erased_codec
     virtual std::optional<std::size_t> fixed_size() const = 0;
     /// Non-null when this is a sharding codec (partial reads go through it).
     virtual const sharding_base* sharding() const { return nullptr; }
+    /// The same codec as a partial decoder (the sharding codec), else nullptr.
+    virtual const partial_decoder* partial() const { return nullptr; }
+    /// See bytes::raw_swap_word (nullopt: a range of a chunk cannot be decoded on its own).
+    virtual std::optional<std::size_t> raw_swap_word() const = 0;
 };
 
 struct erased_b2b : erased_codec
@@ -99,6 +104,28 @@ struct a2b_model final : erased_a2b
         if constexpr (requires { m_c.fixed_encoded_size(); })
         {
             return m_c.fixed_encoded_size();
+        }
+        else
+        {
+            return std::nullopt;
+        }
+    }
+    const partial_decoder* partial() const override
+    {
+        if constexpr (std::is_base_of_v<partial_decoder, C>)
+        {
+            return &m_c;
+        }
+        else
+        {
+            return nullptr;
+        }
+    }
+    std::optional<std::size_t> raw_swap_word() const override
+    {
+        if constexpr (requires { m_c.raw_swap_word(); })
+        {
+            return m_c.raw_swap_word();
         }
         else
         {
@@ -189,19 +216,21 @@ public:
     bool decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
                      const limit_values& limits) const;
 
-    /// True for a chain of only `bytes`: a stored chunk is the decoded chunk (up to a byte swap),
-    /// so it can be read straight into the destination and finished with `finish_raw`.
-    bool is_raw() const noexcept
+    /// How a region of one stored chunk is read (codec/partial_decode.hpp): the sharding codec
+    /// when the chain is exactly [sharding_indexed], the raw decoder when a stored chunk is its
+    /// elements in C order (only `bytes`, or a full-width `packbits`), else nullptr (the chunk is
+    /// fetched whole and decoded).
+    const codec::partial_decoder* partial() const noexcept
     {
-        // The stored size must be the decoded size (bytes; not packbits, whose size is fixed too).
-        return m_a2a.empty() && m_b2b.empty() && m_a2b && !m_a2b->sharding() && m_a2b->fixed_size()
-               && *m_a2b->fixed_size() == m_decoded_bytes;
-    }
-    /// The in-place work of a raw chain on bytes read into place (the size check and byte swap).
-    void finish_raw(mutable_byte_view chunk) const
-    {
-        buffer unused;
-        m_a2b->decode(chunk, unused);
+        if (!m_a2a.empty() || !m_b2b.empty() || !m_a2b)
+        {
+            return nullptr;
+        }
+        if (const codec::partial_decoder* s = m_a2b->partial())
+        {
+            return s;
+        }
+        return m_raw ? &*m_raw : nullptr;
     }
 
     /// Encode a C-contiguous chunk; the result may point into `chunk` itself or into `s`.
@@ -232,6 +261,7 @@ private:
     std::size_t m_stored_element_size = 0; // element size entering a2b (array->array codecs may change it)
     std::size_t m_decoded_bytes = 0;       // bytes of the array entering a2b
     std::vector<std::optional<std::size_t>> m_sizes;    // size entering b2b[i] when encoding; back() = encoded
+    std::optional<codec::raw_decoder> m_raw;
 };
 
 /******************
@@ -284,6 +314,13 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
     }
     c.m_sizes = codec::detail::b2b_sizes(c.m_a2b->fixed_size(), c.m_b2b.size(),
                                          [&](std::size_t i, std::size_t n) { return c.m_b2b[i]->encoded_size(n); });
+    if (c.m_a2a.empty() && c.m_b2b.empty() && c.m_a2b->fixed_size() == c.m_decoded_bytes)
+    {
+        if (const auto word = c.m_a2b->raw_swap_word())
+        {
+            c.m_raw.emplace(ctx.chunk_shape, c.m_stored_element_size, *word);
+        }
+    }
     return c;
 }
 

@@ -52,6 +52,16 @@ public:
     byte_view encode(byte_view in, buffer& scratch) const;
     /// Encoded bytes of one chunk: fixed by the geometry (so compressors after it get exact sizes).
     std::optional<std::size_t> fixed_encoded_size() const { return m_encoded_bytes; }
+    /// With every bit kept and no padding the stream is the array's little-endian bytes (see
+    /// bytes::raw_swap_word); otherwise a range of it cannot be decoded on its own.
+    std::optional<std::size_t> raw_swap_word() const noexcept
+    {
+        if (!full_width())
+        {
+            return std::nullopt;
+        }
+        return native_endian == endian::little ? 1 : m_component_bytes;
+    }
 
 private:
     /// The stream is the array's little-endian bytes: all N bits of each component, no padding byte.

@@ -28,6 +28,7 @@
 #include "../metadata/document.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
+#include "partial_decode.hpp"
 
 #include <algorithm>
 #include <string>
@@ -38,51 +39,14 @@ namespace zarrxt
 namespace codec
 {
 
-/// A partial read of one shard, split into stages so that its batches can run on different
-/// workers: plan_read() has fetched and validated the index, filled the missing inner chunks,
-/// read nested shards, and grouped the remaining inner chunks into byte-range batches (sorted by
-/// offset, coalesced across small gaps, each within the task's memory budget); read_batch()
-/// fetches one batch and decodes its inner chunks.
-struct shard_read_plan
-{
-    struct hit
-    {
-        std::uint64_t offset;
-        std::uint64_t nbytes;
-        std::size_t linear; ///< the inner chunk, in C order
-    };
-    struct batch
-    {
-        std::uint64_t begin;
-        std::uint64_t end;
-        std::size_t first; ///< hits[first, last) lie in [begin, end)
-        std::size_t last;
-    };
-    shard_index_ptr index;
-    std::vector<hit> hits;
-    std::vector<batch> batches;
-};
-
 /// What the kernels see of a sharding codec, whatever its inner and index chain types.
-class sharding_base
+class sharding_base : public partial_decoder
 {
 public:
-    virtual ~sharding_base() = default;
-
-    /// Plan the read of `region` (see shard_read_plan). `budget` is what one batch may hold;
-    /// with `workers` > 1 batches are also cut small enough to give every worker several.
-    /// False when the shard changed while it was planned (start over).
-    virtual bool plan_read(range_reader& src, const box& region, piece_sink& sink, read_context& ctx,
-                           std::size_t workers, std::uint64_t budget, shard_read_plan& plan) const = 0;
-
-    /// Fetch batch `b` of `plan` and decode its inner chunks into `sink`; thread-safe for
-    /// distinct batches (each worker passes its own context). False when the shard changed.
-    virtual bool read_batch(range_reader& src, const shard_read_plan& plan, std::size_t b, piece_sink& sink,
-                            read_context& ctx) const = 0;
-
-    /// Deliver every inner chunk intersecting `region` (shard coordinates) to `sink`.
-    virtual void read_region(range_reader& src, const box& region, piece_sink& sink,
-                             read_context& ctx) const = 0;
+    // plan_read() fetches and validates the index (through the index cache), delivers missing
+    // inner chunks as fill and reads nested shards, then groups the remaining inner chunks into
+    // batches of byte ranges (sorted by offset, coalesced across small gaps); read_batch()
+    // fetches one batch and decodes its inner chunks.
 
     /// Rewrite the shard so that `region` holds `src` (an array of region.extent). `bounds` is the
     /// part of the shard inside the array; outside it everything is fill value.
@@ -120,11 +84,9 @@ public:
     mutable_byte_view decode(mutable_byte_view in, buffer& out) const;
     byte_view encode(byte_view in, buffer& out) const;
 
-    void read_region(range_reader& src, const box& region, piece_sink& sink,
-                     read_context& ctx) const override;
     bool plan_read(range_reader& src, const box& region, piece_sink& sink, read_context& ctx,
-                   std::size_t workers, std::uint64_t budget, shard_read_plan& plan) const override;
-    bool read_batch(range_reader& src, const shard_read_plan& plan, std::size_t b, piece_sink& sink,
+                   std::size_t workers, std::uint64_t budget, read_plan& plan) const override;
+    bool read_batch(range_reader& src, const read_plan& plan, std::size_t b, piece_sink& sink,
                     read_context& ctx) const override;
     void write_region(object_io& io, const box& region, const box& bounds, const array_view& src,
                       write_context& ctx) const override;
@@ -136,19 +98,12 @@ public:
     std::size_t index_encoded_size() const noexcept override { return m_index_size; }
     const InnerChain& inner_chain() const noexcept { return m_inner_chain; }
 
-    /// Ranges closer than this many bytes are read with one request.
-    static constexpr std::uint64_t coalesce_gap = 4096;
-    /// A coalesced request never exceeds this many bytes (unless one inner chunk alone does).
-    static constexpr std::uint64_t coalesce_max = 32u << 20;
-    /// When a shard's batches are spread over workers, none is cut below this much decoded data.
-    static constexpr std::uint64_t spread_min = 128u << 10;
     /// A shard write copies untouched inner chunks of the old shard in reads of at most this size.
     static constexpr std::uint64_t copy_window = 4u << 20;
 
 private:
-    using hit = shard_read_plan::hit;
+    using hit = read_plan::hit;
 
-    bool try_read_region(range_reader& src, const box& region, piece_sink& sink, read_context& ctx) const;
     shard_index_ptr fetch_index(range_reader& src, read_context& ctx, bool& from_cache) const;
     shard_index_ptr parse_index(mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
                                 const std::string& key) const;
@@ -463,60 +418,13 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::read_index
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
-void sharding_indexed<InnerChain, IndexChain, IndexCache>::read_region(range_reader& src, const box& region,
-                                                                       piece_sink& sink,
-                                                                       read_context& ctx) const
-{
-    // A shard replaced while we read it shows up as a generation change; start over (bounded).
-    for (int attempt = 0; attempt < 8; ++attempt)
-    {
-        if (try_read_region(src, region, sink, ctx))
-        {
-            return;
-        }
-        if (ctx.cache)
-        {
-            ctx.cache->invalidate(src.cache_key());
-        }
-    }
-    shard_error e(shard_errc::unstable, "the shard kept changing while it was read (8 attempts)");
-    e.with_key(src.key());
-    throw e;
-}
-
-template <class InnerChain, class IndexChain, class IndexCache>
-bool sharding_indexed<InnerChain, IndexChain, IndexCache>::try_read_region(range_reader& src,
-                                                                           const box& region,
-                                                                           piece_sink& sink,
-                                                                           read_context& ctx) const
-{
-    // One coalesced request holds its bytes while they are decoded: keep it within the operation's
-    // budget for bytes in flight (an inner chunk alone may still need more; max_chunk_bytes caps that).
-    shard_read_plan plan;
-    if (!plan_read(src, region, sink, ctx, 1, ctx.limits.max_bytes_in_flight, plan))
-    {
-        return false;
-    }
-    for (std::size_t b = 0; b < plan.batches.size(); ++b)
-    {
-        if (!read_batch(src, plan, b, sink, ctx))
-        {
-            return false;
-        }
-    }
-    return true;
-}
-
-template <class InnerChain, class IndexChain, class IndexCache>
 bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reader& src, const box& region,
                                                                      piece_sink& sink, read_context& ctx,
                                                                      std::size_t workers,
                                                                      std::uint64_t budget,
-                                                                     shard_read_plan& plan) const
+                                                                     read_plan& plan) const
 {
-    plan.index = nullptr;
-    plan.hits.clear();
-    plan.batches.clear();
+    plan.reset(region);
     const std::size_t rank = m_inner.size();
     dims lo(rank);
     dims hi(rank);
@@ -582,19 +490,9 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
                 }
                 unverified = false;
             }
-            box sub;
-            sub.offset.resize(rank);
-            sub.extent.resize(rank);
-            for (std::size_t d = 0; d < rank; ++d)
-            {
-                const std::uint64_t b = std::max(region.offset[d], origin[d]);
-                const std::uint64_t e = std::min(region.offset[d] + region.extent[d], origin[d] + m_inner[d]);
-                sub.offset[d] = b - origin[d];
-                sub.extent[d] = e - b;
-            }
             sub_reader inner_src(src, idx->offset(linear), idx->nbytes(linear), idx->generation);
             offset_sink shifted(sink, origin);
-            nested->read_region(inner_src, sub, shifted, ctx);
+            codec::read_region(*nested, inner_src, clip(region, origin, m_inner), shifted, ctx);
         }
         else
         {
@@ -672,11 +570,11 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
 
 template <class InnerChain, class IndexChain, class IndexCache>
 bool sharding_indexed<InnerChain, IndexChain, IndexCache>::read_batch(range_reader& src,
-                                                                      const shard_read_plan& plan,
-                                                                      std::size_t b, piece_sink& sink,
+                                                                      const read_plan& plan, std::size_t b,
+                                                                      piece_sink& sink,
                                                                       read_context& ctx) const
 {
-    const shard_read_plan::batch& bt = plan.batches[b];
+    const read_plan::batch& bt = plan.batches[b];
     const std::uint64_t begin = bt.begin;
     const std::uint64_t end = bt.end;
     buffer local;
@@ -794,7 +692,7 @@ mutable_byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode(m
     ctx.limits = m_ctx.limits;
     ctx.scratch = &scratch;
     box all{dims(m_ctx.chunk_shape.size(), 0), m_ctx.chunk_shape};
-    read_region(src, all, sink, ctx);
+    codec::read_region(*this, src, all, sink, ctx);
     return out.mutable_view();
 }
 
@@ -893,29 +791,21 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
     {
         const std::size_t linear = j.linear;
         const dims origin = origin_of(linear);
-        box ov{dims(rank), dims(rank)};
-        bool covered = true; // the region covers every in-bounds element of the inner chunk
+        // Inner-chunk coordinates: the written part `ov` and the part inside the array `in`.
+        const box ov = clip(region, origin, m_inner);
+        const box in = clip(bounds, origin, m_inner);
+        const bool covered = ov.offset == in.offset && ov.extent == in.extent; // every in-bounds element
         bool fully_in_bounds = true;
-        for (std::size_t d = 0; d < rank; ++d)
-        {
-            const std::uint64_t cb = origin[d];
-            const std::uint64_t ce = origin[d] + m_inner[d];
-            const std::uint64_t rb = std::max(cb, region.offset[d]);
-            const std::uint64_t re = std::min(ce, region.offset[d] + region.extent[d]);
-            const std::uint64_t bb = std::max(cb, bounds.offset[d]);
-            const std::uint64_t be = std::min(ce, bounds.offset[d] + bounds.extent[d]);
-            ov.offset[d] = rb;
-            ov.extent[d] = re > rb ? re - rb : 0;
-            covered = covered && rb == bb && re == be;
-            fully_in_bounds = fully_in_bounds && bb == cb && be == ce;
-        }
         std::int64_t src_off = 0;
-        bool direct = covered && fully_in_bounds;
+        bool direct = covered;
         for (std::size_t d = 0; d < rank; ++d)
         {
-            src_off += static_cast<std::int64_t>(ov.offset[d] - region.offset[d]) * src->strides[d];
+            fully_in_bounds = fully_in_bounds && in.offset[d] == 0 && in.extent[d] == m_inner[d];
+            src_off +=
+                static_cast<std::int64_t>(origin[d] + ov.offset[d] - region.offset[d]) * src->strides[d];
             direct = direct && (m_inner[d] == 1 || src->strides[d] == chunk_strides[d]);
         }
+        direct = direct && fully_in_bounds;
         const std::byte* src_at = src->data + src_off * static_cast<std::int64_t>(width);
         array_view cv;
         cv.element_size = width;
@@ -945,7 +835,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
             std::int64_t dst_off = 0;
             for (std::size_t d = 0; d < rank; ++d)
             {
-                dst_off += static_cast<std::int64_t>(ov.offset[d] - origin[d]) * chunk_strides[d];
+                dst_off += static_cast<std::int64_t>(ov.offset[d]) * chunk_strides[d];
             }
             zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width),
                                          chunk_strides, src_at, src->strides, ov.extent, width);
@@ -1025,13 +915,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
 
     for (std::size_t linear = 0; linear < m_count; ++linear)
     {
-        const dims origin = origin_of(linear);
-        bool touched = src != nullptr;
-        for (std::size_t d = 0; d < rank && touched; ++d)
-        {
-            touched =
-                origin[d] < region.offset[d] + region.extent[d] && region.offset[d] < origin[d] + m_inner[d];
-        }
+        const bool touched = src != nullptr && clip(region, origin_of(linear), m_inner).elements() != 0;
         if (!touched)
         {
             if (old != nullptr && !old->is_missing(linear))
@@ -1148,7 +1032,7 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::verify(range_reader& 
     box all{dims(m_ctx.chunk_shape.size(), 0), m_ctx.chunk_shape};
     read_context plain = ctx;
     plain.cache = nullptr;
-    read_region(src, all, sink, plain);
+    codec::read_region(*this, src, all, sink, plain);
 }
 
 } // namespace codec

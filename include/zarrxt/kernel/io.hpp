@@ -18,6 +18,8 @@
 #include "../store/concepts.hpp"
 #include "../store/counting.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -47,6 +49,23 @@ struct box
     }
 };
 
+/// The part of `b` inside the block of `extent` at `origin` (both in the same coordinates), in the
+/// block's own coordinates. Where they do not meet, the result has no elements. This is the one
+/// place the kernels and the sharding codec intersect a request with a chunk, an inner chunk or
+/// the array's bounds.
+inline box clip(const box& b, const dims& origin, const dims& extent)
+{
+    box r{dims(origin.size()), dims(origin.size())};
+    for (std::size_t d = 0; d < origin.size(); ++d)
+    {
+        const std::uint64_t lo = std::max(b.offset[d], origin[d]);
+        const std::uint64_t hi = std::min(b.offset[d] + b.extent[d], origin[d] + extent[d]);
+        r.offset[d] = lo - origin[d];
+        r.extent[d] = hi > lo ? hi - lo : 0;
+    }
+    return r;
+}
+
 class range_reader
 {
 public:
@@ -63,6 +82,20 @@ public:
         }
         out = std::move(res->bytes);
         return object_info{res->object_size, res->generation};
+    }
+    /// Bytes [offset, offset + dest.size()) straight into caller memory (one pread for a file).
+    /// The range must lie inside the object; a caller compares the returned size with the size it
+    /// expected before trusting `dest`. nullopt when the object does not exist.
+    virtual std::optional<object_info> read_into(std::uint64_t offset, mutable_byte_view dest)
+    {
+        buffer tmp;
+        auto info =
+            read_to(byte_range::of(offset, dest.size()), std::max<std::uint64_t>(dest.size(), 1), tmp);
+        if (info && tmp.size() == dest.size() && !dest.empty())
+        {
+            std::memcpy(dest.data(), tmp.data(), dest.size());
+        }
+        return info;
     }
     /// Size and generation without reading.
     virtual std::optional<object_info> stat() = 0;
@@ -121,6 +154,31 @@ public:
             return range_reader::read_to(r, max_bytes, out);
         }
     }
+    std::optional<object_info> read_into(std::uint64_t offset, mutable_byte_view dest) override
+    {
+        if constexpr (direct_object_store<Store>)
+        {
+            const auto* h = handle();
+            if (h == nullptr)
+            {
+                return std::nullopt;
+            }
+            const object_info info = h->info();
+            if (offset <= info.size && dest.size() <= info.size - offset)
+            {
+                h->read_into(offset, dest);
+            }
+            return info;
+        }
+        else if constexpr (!object_store<Store> && direct_store<Store>)
+        {
+            return m_store.read_into(m_key, offset, dest);
+        }
+        else
+        {
+            return range_reader::read_into(offset, dest);
+        }
+    }
     std::optional<object_info> stat() override
     {
         if constexpr (object_store<Store>)
@@ -143,13 +201,24 @@ private:
     template <object_store S>
     struct handle_slot<S>
     {
-        std::once_flag once;
+        std::atomic<bool> opened{false};
+        std::mutex mutex;
         std::optional<typename S::object_handle> handle;
     };
 
     auto handle()
     {
-        std::call_once(m_slot.once, [&] { m_slot.handle = m_store.open_object(m_key); });
+        // Double-checked rather than std::call_once: glibc's once wakes futex waiters on every
+        // first call, a system call per chunk when every chunk is read through a reader.
+        if (!m_slot.opened.load(std::memory_order_acquire))
+        {
+            std::lock_guard<std::mutex> lock(m_slot.mutex);
+            if (!m_slot.opened.load(std::memory_order_relaxed))
+            {
+                m_slot.handle = m_store.open_object(m_key);
+                m_slot.opened.store(true, std::memory_order_release);
+            }
+        }
         return m_slot.handle ? &*m_slot.handle : nullptr;
     }
 
@@ -232,6 +301,19 @@ public:
     {
         const auto [b, e] = resolve_range(r, m_size);
         auto info = m_parent.read_to(byte_range::of(m_base + b, e - b), max_bytes, out);
+        if (info)
+        {
+            info->size = m_size;
+        }
+        return info;
+    }
+    std::optional<object_info> read_into(std::uint64_t offset, mutable_byte_view dest) override
+    {
+        if (offset > m_size || dest.size() > m_size - offset)
+        {
+            return object_info{m_size, m_generation}; // outside this part: the caller sees the size
+        }
+        auto info = m_parent.read_into(m_base + offset, dest);
         if (info)
         {
             info->size = m_size;

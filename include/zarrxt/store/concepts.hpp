@@ -158,6 +158,17 @@ concept object_handle = std::movable<H> && requires(const H& h, byte_range r, st
         } -> std::same_as<void>;
 };
 
+/// Optional for a handle: `read_into(offset, dest)` reads bytes [offset, offset + dest.size()),
+/// which lie inside the object, straight into caller memory (a raw chunk lands in the destination
+/// with one pread).
+template <class H>
+concept direct_handle = object_handle<H> && requires(const H& h, std::uint64_t offset, mutable_byte_view dest)
+{
+    {
+        h.read_into(offset, dest)
+        } -> std::same_as<void>;
+};
+
 /// Optional: `open_object(key)` hands out an object handle (nullopt when the key is absent), so
 /// a reader of many ranges of one object (a shard) opens it once and checks its generation once.
 template <class S>
@@ -168,6 +179,10 @@ concept object_store = requires(const S& s, std::string_view key)
         } -> std::same_as<std::optional<typename S::object_handle>>;
 }
 &&object_handle<typename S::object_handle>;
+
+/// A store whose object handles read straight into caller memory.
+template <class S>
+concept direct_object_store = object_store<S> && direct_handle<typename S::object_handle>;
 
 /// A store's read_to() through its object handle: open, read the one range, close.
 template <object_store S>

@@ -139,6 +139,13 @@ struct counting_handles<S, Counters, true>
             m_c->reads.fetch_add(1);
             m_c->read_bytes.fetch_add(out.size());
         }
+        void read_into(std::uint64_t offset,
+                       mutable_byte_view dest) const requires direct_handle<typename S::object_handle>
+        {
+            m_h.read_into(offset, dest);
+            m_c->reads.fetch_add(1);
+            m_c->read_bytes.fetch_add(dest.size());
+        }
         void read_ranges(std::span<const byte_range> ranges, std::uint64_t max, std::span<buffer> out) const
         {
             m_h.read_ranges(ranges, max, out);

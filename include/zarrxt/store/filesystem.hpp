@@ -139,6 +139,8 @@ public:
         object_info info() const noexcept { return m_info; }
         /// The range (clamped to the object) into `out`, reusing its capacity.
         void read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const;
+        /// Bytes [offset, offset + dest.size()) of the object into `dest` (one pread).
+        void read_into(std::uint64_t offset, mutable_byte_view dest) const;
         /// Several ranges, one buffer each (one pread per range).
         void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
                          std::span<buffer> out) const
@@ -438,6 +440,18 @@ inline void filesystem_store::object_handle::read_to(byte_range r, std::uint64_t
     const auto [begin, end] = resolve_capped_range(r, m_info.size, max_bytes, m_key);
     out.resize_discard(static_cast<std::size_t>(end - begin));
     if (!detail::pread_all(m_fd, out.data(), out.size(), begin))
+    {
+        throw_io("read", m_key, errno);
+    }
+}
+
+inline void filesystem_store::object_handle::read_into(std::uint64_t offset, mutable_byte_view dest) const
+{
+    if (offset > m_info.size || dest.size() > m_info.size - offset)
+    {
+        throw std::out_of_range("zarrxt: read_into past the end of " + m_key);
+    }
+    if (!detail::pread_all(m_fd, dest.data(), dest.size(), offset))
     {
         throw_io("read", m_key, errno);
     }

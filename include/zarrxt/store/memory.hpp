@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <span>
+#include <stdexcept>
 
 namespace zarrxt
 {
@@ -47,6 +48,17 @@ public:
             if (end > begin)
             {
                 std::memcpy(out.data(), m_bytes->data() + begin, static_cast<std::size_t>(end - begin));
+            }
+        }
+        void read_into(std::uint64_t offset, mutable_byte_view dest) const
+        {
+            if (offset > m_bytes->size() || dest.size() > m_bytes->size() - offset)
+            {
+                throw std::out_of_range("zarrxt: read_into past the end of " + m_key);
+            }
+            if (!dest.empty())
+            {
+                std::memcpy(dest.data(), m_bytes->data() + offset, dest.size());
             }
         }
         void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
