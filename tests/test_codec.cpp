@@ -1148,7 +1148,7 @@ TEST_SUITE("codec")
             // Such a chain stores the decoded bytes, so it reads byte ranges of chunks straight into
             // the destination (a raw partial decoder); a bool chain (one bit per byte) must not.
             const auto chain = zx::dynamic_chain::from_specs({zx::codec_spec("packbits")}, ctx_of(zx::dtype_id::float32, {2}));
-            CHECK(chain.partial() != nullptr);
+            CHECK(chain.partial_decoder() != nullptr);
             auto stored = bytes_of({0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0});
             std::vector<float> dest(2);
             zc::scratch_space sc;
@@ -1157,7 +1157,7 @@ TEST_SUITE("codec")
                                       zx::limit_values::from(zx::default_limits{})));
             CHECK(dest == f);
             const auto bools = zx::dynamic_chain::from_specs({zx::codec_spec("packbits")}, ctx_of(zx::dtype_id::bool_, {64}));
-            CHECK(bools.partial() == nullptr);
+            CHECK(bools.partial_decoder() == nullptr);
             CHECK(bools.fixed_encoded_size() == 8);
         }
         SUBCASE("complex64 keeps bits 16..31 of each part, zero-extended")

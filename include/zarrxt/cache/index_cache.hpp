@@ -15,6 +15,7 @@
  */
 #pragma once
 
+#include "../codec/shard_index.hpp"
 #include "../zarrxt_fwd.hpp"
 
 #include <atomic>
@@ -31,24 +32,6 @@
 
 namespace zarrxt
 {
-
-/// A decoded, validated shard index.
-struct shard_index
-{
-    static constexpr std::uint64_t missing = ~std::uint64_t{0};
-
-    std::vector<std::uint64_t> entries; ///< offset, nbytes for each inner chunk in C order
-    std::uint64_t generation = 0;       ///< of the shard object the index was read from
-    std::uint64_t object_size = 0;
-
-    std::size_t chunks() const noexcept { return entries.size() / 2; }
-    std::uint64_t offset(std::size_t i) const noexcept { return entries[2 * i]; }
-    std::uint64_t nbytes(std::size_t i) const noexcept { return entries[2 * i + 1]; }
-    bool is_missing(std::size_t i) const noexcept { return entries[2 * i] == missing && entries[2 * i + 1] == missing; }
-    std::size_t memory_bytes() const noexcept { return entries.size() * sizeof(std::uint64_t) + sizeof(*this); }
-};
-
-using shard_index_ptr = std::shared_ptr<const shard_index>;
 
 /// What the untyped sharding code sees of a cache.
 class index_cache_base

@@ -15,6 +15,7 @@
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
 #include "partial_decode.hpp"
+#include "partial_encode.hpp"
 #include "pipeline.hpp"
 
 #include <array>
@@ -129,8 +130,20 @@ public:
     /// See dynamic_chain::decode_into.
     bool decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
                      const limit_values& limits) const;
-    /// See dynamic_chain::partial.
-    const codec::partial_decoder* partial() const noexcept
+    /// See dynamic_chain::partial_encoder.
+    const codec::partial_encoder* partial_encoder() const noexcept
+    {
+        if constexpr (n == 1 && std::is_base_of_v<codec::partial_encoder, codec_at<0>>)
+        {
+            return &std::get<0>(m_codecs); // the sharding codec
+        }
+        else
+        {
+            return nullptr;
+        }
+    }
+    /// See dynamic_chain::partial_decoder.
+    const codec::partial_decoder* partial_decoder() const noexcept
     {
         if constexpr (n == 1 && std::is_base_of_v<codec::partial_decoder, codec_at<0>>)
         {

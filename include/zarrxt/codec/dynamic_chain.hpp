@@ -13,6 +13,7 @@
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
 #include "partial_decode.hpp"
+#include "partial_encode.hpp"
 #include "pipeline.hpp"
 
 #include <cstring>
@@ -60,7 +61,9 @@ struct erased_a2b : erased_codec
     /// Non-null when this is a sharding codec (partial reads go through it).
     virtual const sharding_base* sharding() const { return nullptr; }
     /// The same codec as a partial decoder (the sharding codec), else nullptr.
-    virtual const partial_decoder* partial() const { return nullptr; }
+    virtual const partial_decoder* as_partial_decoder() const { return nullptr; }
+    /// The same codec as a partial encoder (the sharding codec), else nullptr.
+    virtual const partial_encoder* as_partial_encoder() const { return nullptr; }
     /// See bytes::raw_swap_word (nullopt: a range of a chunk cannot be decoded on its own).
     virtual std::optional<std::size_t> raw_swap_word() const = 0;
 };
@@ -110,9 +113,20 @@ struct a2b_model final : erased_a2b
             return std::nullopt;
         }
     }
-    const partial_decoder* partial() const override
+    const partial_decoder* as_partial_decoder() const override
     {
         if constexpr (std::is_base_of_v<partial_decoder, C>)
+        {
+            return &m_c;
+        }
+        else
+        {
+            return nullptr;
+        }
+    }
+    const partial_encoder* as_partial_encoder() const override
+    {
+        if constexpr (std::is_base_of_v<partial_encoder, C>)
         {
             return &m_c;
         }
@@ -216,17 +230,24 @@ public:
     bool decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
                      const limit_values& limits) const;
 
+    /// How a write rewrites part of one stored chunk (codec/partial_encode.hpp): the sharding
+    /// codec when the chain is exactly [sharding_indexed], else nullptr (the whole chunk is
+    /// rebuilt and encoded).
+    const codec::partial_encoder* partial_encoder() const noexcept
+    {
+        return m_a2a.empty() && m_b2b.empty() && m_a2b ? m_a2b->as_partial_encoder() : nullptr;
+    }
     /// How a region of one stored chunk is read (codec/partial_decode.hpp): the sharding codec
     /// when the chain is exactly [sharding_indexed], the raw decoder when a stored chunk is its
     /// elements in C order (only `bytes`, or a full-width `packbits`), else nullptr (the chunk is
     /// fetched whole and decoded).
-    const codec::partial_decoder* partial() const noexcept
+    const codec::partial_decoder* partial_decoder() const noexcept
     {
         if (!m_a2a.empty() || !m_b2b.empty() || !m_a2b)
         {
             return nullptr;
         }
-        if (const codec::partial_decoder* s = m_a2b->partial())
+        if (const codec::partial_decoder* s = m_a2b->as_partial_decoder())
         {
             return s;
         }

@@ -147,7 +147,7 @@ concept partially_decodable = requires(const Chain& c, mutable_byte_view in, mut
                                        scratch_space& s, const limit_values& l)
 {
     {
-        c.partial()
+        c.partial_decoder()
         } -> std::same_as<const partial_decoder*>;
     {
         c.decode(in, s, l)
@@ -163,7 +163,7 @@ template <partially_decodable Chain>
 bool plan_read(const Chain& chain, range_reader& src, const box& region, piece_sink& sink, read_context& ctx,
                std::size_t workers, std::uint64_t budget, read_plan& plan)
 {
-    if (const partial_decoder* p = chain.partial())
+    if (const partial_decoder* p = chain.partial_decoder())
     {
         return p->plan_read(src, region, sink, ctx, workers, budget, plan);
     }
@@ -183,7 +183,7 @@ bool read_batch(const Chain& chain, range_reader& src, const read_plan& plan, st
 {
     if (!plan.whole)
     {
-        return chain.partial()->read_batch(src, plan, b, sink, ctx);
+        return chain.partial_decoder()->read_batch(src, plan, b, sink, ctx);
     }
     // Fetch the whole object and decode it, straight into the destination when the chunk lies
     // wholly in the request and its part of the destination is one C-ordered block.
@@ -270,7 +270,7 @@ template <partially_decodable Chain>
 void read_region(const Chain& chain, range_reader& src, const box& region, piece_sink& sink,
                  read_context& ctx)
 {
-    if (const partial_decoder* p = chain.partial())
+    if (const partial_decoder* p = chain.partial_decoder())
     {
         read_region(*p, src, region, sink, ctx);
         return;

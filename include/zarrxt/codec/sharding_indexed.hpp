@@ -27,8 +27,10 @@
 #include "../kernel/io.hpp"
 #include "../metadata/document.hpp"
 #include "../zarrxt_fwd.hpp"
+#include "codec_spec.hpp"
 #include "concepts.hpp"
 #include "partial_decode.hpp"
+#include "partial_encode.hpp"
 
 #include <algorithm>
 #include <string>
@@ -40,18 +42,16 @@ namespace codec
 {
 
 /// What the kernels see of a sharding codec, whatever its inner and index chain types.
-class sharding_base : public partial_decoder
+class sharding_base
+    : public partial_decoder
+    , public partial_encoder
 {
 public:
     // plan_read() fetches and validates the index (through the index cache), delivers missing
     // inner chunks as fill and reads nested shards, then groups the remaining inner chunks into
     // batches of byte ranges (sorted by offset, coalesced across small gaps); read_batch()
-    // fetches one batch and decodes its inner chunks.
-
-    /// Rewrite the shard so that `region` holds `src` (an array of region.extent). `bounds` is the
-    /// part of the shard inside the array; outside it everything is fill value.
-    virtual void write_region(object_io& io, const box& region, const box& bounds, const array_view& src,
-                              write_context& ctx) const = 0;
+    // fetches one batch and decodes its inner chunks. write_region() streams a new version of
+    // the shard (see stream_shard).
 
     /// The validated index of a shard (nullptr when the shard does not exist).
     virtual shard_index_ptr read_index(range_reader& src, read_context& ctx) const = 0;

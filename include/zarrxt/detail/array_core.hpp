@@ -8,14 +8,14 @@
 
 #include "../cache/index_cache.hpp"
 #include "../codec/chain.hpp"
-#include "../corruption.hpp"
 #include "../codec/dynamic_chain.hpp"
+#include "../corruption.hpp"
 #include "../exec/executor.hpp"
+#include "../io_counters.hpp"
 #include "../limits.hpp"
 #include "../node.hpp"
 #include "../options.hpp"
 #include "../store/concepts.hpp"
-#include "../store/counting.hpp"
 
 #include <atomic>
 #include <memory>

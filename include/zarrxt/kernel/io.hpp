@@ -14,9 +14,9 @@
 #include "../codec/concepts.hpp"
 #include "../corruption.hpp"
 #include "../detail/small_vector.hpp"
+#include "../io_counters.hpp"
 #include "../limits.hpp"
 #include "../store/concepts.hpp"
-#include "../store/counting.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -64,6 +64,19 @@ inline box clip(const box& b, const dims& origin, const dims& extent)
         r.extent[d] = hi > lo ? hi - lo : 0;
     }
     return r;
+}
+
+/// A typed region (any offset/extent arrays) as an untyped box, what codecs and sinks take.
+template <class Region>
+box box_of(const Region& r)
+{
+    box b{dims(r.offset.size()), dims(r.offset.size())};
+    for (std::size_t d = 0; d < r.offset.size(); ++d)
+    {
+        b.offset[d] = r.offset[d];
+        b.extent[d] = r.extent[d];
+    }
+    return b;
 }
 
 class range_reader
@@ -386,6 +399,8 @@ public:
     virtual ~object_io() = default;
     virtual range_reader& current() = 0;
     virtual std::unique_ptr<object_output> begin_write() = 0;
+    /// Replace the object with `bytes` at once (a whole chunk encoded in memory).
+    virtual void put(byte_view bytes) = 0;
     virtual bool erase() = 0;
     virtual const std::string& key() const = 0;
 };
@@ -430,6 +445,7 @@ public:
             return std::make_unique<gathered>(m_store, m_key);
         }
     }
+    void put(byte_view bytes) override { m_store.set(m_key, bytes); }
     bool erase() override { return m_store.erase(m_key); }
     const std::string& key() const override { return m_key; }
 

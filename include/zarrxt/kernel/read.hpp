@@ -23,19 +23,6 @@
 namespace zarrxt::kernel
 {
 
-/// A region as an untyped box (what codecs and sinks take).
-template <std::size_t N>
-box box_of(const region<N>& r)
-{
-    box b{dims(N), dims(N)};
-    for (std::size_t d = 0; d < N; ++d)
-    {
-        b.offset[d] = r.offset[d];
-        b.extent[d] = r.extent[d];
-    }
-    return b;
-}
-
 /// Receives decoded chunks of one outer chunk and copies what lies inside the read region.
 template <std::size_t N>
 class region_sink final : public piece_sink

@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include "../codec/codec_spec.hpp"
 #include "../detail/checked.hpp"
 #include "../detail/json.hpp"
 #include "../detail/small_vector.hpp"
@@ -26,46 +27,6 @@
 
 namespace zarrxt
 {
-
-/// One entry of a codec chain as it appears in metadata: a name and its configuration.
-struct codec_spec
-{
-    std::string name;
-    json configuration = json::object();
-
-    codec_spec() = default;
-    codec_spec(std::string n, json config = json::object())
-        : name(std::move(n))
-        , configuration(std::move(config))
-    {
-    }
-    /// Any codec object (codec::zstd{.level = 5}) converts to its spec.
-    template <class Codec>
-        requires requires(const Codec& c) {
-            Codec::name;
-            {
-                c.to_json()
-            } -> std::convertible_to<json>;
-        }
-    codec_spec(const Codec& c)
-        : name(Codec::name)
-        , configuration(c.to_json())
-    {
-    }
-
-    json to_json() const
-    {
-        json j = json::object();
-        j["name"] = name;
-        if (!configuration.empty())
-        {
-            j["configuration"] = configuration;
-        }
-        return j;
-    }
-
-    bool operator==(const codec_spec& o) const { return name == o.name && configuration == o.configuration; }
-};
 
 /// The names of an array's dimensions, one per axis; an entry may be unnamed (null). Zarr v3 stores
 /// them as the `dimension_names` member, Zarr v2 as the `_ARRAY_DIMENSIONS` attribute (the xarray

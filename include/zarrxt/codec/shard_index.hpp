@@ -1,0 +1,39 @@
+/** @file codec/shard_index.hpp
+ *  The decoded form of a shard index (sharding_indexed): the table of (offset, nbytes) pairs that
+ *  locates every inner chunk of one shard, validated before use, with the generation of the shard
+ *  it was read from. The sharding codec reads and writes it; index caches hold it.
+ */
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// A decoded, validated shard index.
+struct shard_index
+{
+    static constexpr std::uint64_t missing = ~std::uint64_t{0};
+
+    std::vector<std::uint64_t> entries; ///< offset, nbytes for each inner chunk in C order
+    std::uint64_t generation = 0;       ///< of the shard object the index was read from
+    std::uint64_t object_size = 0;
+
+    std::size_t chunks() const noexcept { return entries.size() / 2; }
+    std::uint64_t offset(std::size_t i) const noexcept { return entries[2 * i]; }
+    std::uint64_t nbytes(std::size_t i) const noexcept { return entries[2 * i + 1]; }
+    bool is_missing(std::size_t i) const noexcept
+    {
+        return entries[2 * i] == missing && entries[2 * i + 1] == missing;
+    }
+    std::size_t memory_bytes() const noexcept
+    {
+        return entries.size() * sizeof(std::uint64_t) + sizeof(*this);
+    }
+};
+
+using shard_index_ptr = std::shared_ptr<const shard_index>;
+
+} // namespace zarrxt
