@@ -222,20 +222,20 @@ bool read_batch(const Chain& chain, range_reader& src, const read_plan& plan, st
     return true;
 }
 
-namespace detail
-{
-
-template <class Plan, class Run>
-void read_planned(range_reader& src, read_context& ctx, Plan&& plan_fn, Run&& batch_fn)
+/// Deliver every element of `region` of one object to `sink`, batch after batch on this thread.
+/// One batch holds at most the operation's budget for bytes in flight (an inner chunk or a row
+/// alone may need more; max_chunk_bytes caps that).
+inline void read_region(const partial_decoder& p, range_reader& src, const box& region, piece_sink& sink,
+                        read_context& ctx)
 {
     // An object replaced while it is read shows up as a generation change: start over (bounded).
     for (int attempt = 0; attempt < 8; ++attempt)
     {
         read_plan plan;
-        bool ok = plan_fn(plan);
+        bool ok = p.plan_read(src, region, sink, ctx, 1, ctx.limits.max_bytes_in_flight, plan);
         for (std::size_t b = 0; ok && b < plan.batches.size(); ++b)
         {
-            ok = batch_fn(plan, b);
+            ok = p.read_batch(src, plan, b, sink, ctx);
         }
         if (ok)
         {
@@ -249,21 +249,6 @@ void read_planned(range_reader& src, read_context& ctx, Plan&& plan_fn, Run&& ba
     shard_error e(shard_errc::unstable, "the object kept changing while it was read (8 attempts)");
     e.with_key(src.key());
     throw e;
-}
-
-} // namespace detail
-
-/// Deliver every element of `region` of one object to `sink`, batch after batch on this thread.
-/// One batch holds at most the operation's budget for bytes in flight (an inner chunk or a row
-/// alone may need more; max_chunk_bytes caps that).
-inline void read_region(const partial_decoder& p, range_reader& src, const box& region, piece_sink& sink,
-                        read_context& ctx)
-{
-    detail::read_planned(
-        src, ctx,
-        [&](read_plan& plan)
-        { return p.plan_read(src, region, sink, ctx, 1, ctx.limits.max_bytes_in_flight, plan); },
-        [&](const read_plan& plan, std::size_t b) { return p.read_batch(src, plan, b, sink, ctx); });
 }
 
 template <partially_decodable Chain>
