@@ -183,9 +183,25 @@ TEST_SUITE("array")
 
         SUBCASE("write_empty_chunks keeps them")
         {
-            a.set_write_empty_chunks(true);
+            a = a.with_write_empty_chunks(true);
             a.write({{0, 0}, {4, 4}}, xt::view(ones, xt::range(0, 4), xt::range(0, 4)));
             CHECK(s.list("a/c") == std::vector<std::string>{"a/c/0/0"});
+        }
+        SUBCASE("write_empty_chunks given at create is the created handle's, not the array's")
+        {
+            auto k = zx::create<float, 1>(
+                s, "k", zx::v3_options{.shape = {8}, .chunk_shape = {4}, .write_empty_chunks = true});
+            CHECK(k.settings().write_empty_chunks);
+            k.write({{0}, {4}}, xt::zeros<float>({4}));
+            CHECK(s.list("k/c") == std::vector<std::string>{"k/c/0"});
+            auto opened = zx::open<float, 1>(s, "k"); // a new handle starts from the defaults
+            CHECK_FALSE(opened.settings().write_empty_chunks);
+            opened.write({{4}, {4}}, xt::zeros<float>({4}));
+            CHECK(s.list("k/c") == std::vector<std::string>{"k/c/0"});
+            auto kept = opened.with_settings(zx::array_settings{.write_empty_chunks = true});
+            kept.write({{4}, {4}}, xt::zeros<float>({4}));
+            CHECK(s.list("k/c") == std::vector<std::string>{"k/c/0", "k/c/1"});
+            CHECK_FALSE(opened.settings().write_empty_chunks); // the handle it was made from is unchanged
         }
         SUBCASE("-0.0 is data, not the fill value 0.0")
         {

@@ -38,13 +38,13 @@ TEST_SUITE("corruption")
 
         CHECK_THROWS_WITH_AS(a.read(), doctest::Contains("[zarrxt.codec.4] crc32c: checksum mismatch"), zx::codec_error);
 
-        a.set_corruption_policy(zx::corruption_policy::fill);
+        a = a.with_corruption_policy(zx::corruption_policy::fill);
         auto filled = a.read();
         auto expect = data;
         xt::view(expect, xt::range(4, 8), xt::range(0, 4)) = -1;
         CHECK(zxtest::tensors_equal(filled, expect));
 
-        a.set_corruption_policy(zx::corruption_policy::throw_error);
+        a = a.with_corruption_policy(zx::corruption_policy::throw_error);
         auto checked = a.read_checked({{0, 0}, {8, 8}});
         CHECK(zxtest::tensors_equal(checked.data, expect));
         REQUIRE(checked.problems.size() == 1);
@@ -84,7 +84,7 @@ TEST_SUITE("corruption")
         REQUIRE(checked2.problems.size() == 1);
         CHECK(checked2.problems[0].stage == "sharding_indexed/index/crc32c");
         CHECK(checked2.data == xt::xtensor<std::uint8_t, 2>(xt::ones<std::uint8_t>({8, 8}) * 200));
-        a.set_corruption_policy(zx::corruption_policy::fill);
+        a = a.with_corruption_policy(zx::corruption_policy::fill);
         CHECK_NOTHROW(a.read());
     }
 
@@ -92,7 +92,7 @@ TEST_SUITE("corruption")
     {
         zx::memory_store s;
         auto a = zx::create<std::int16_t, 1>(s, "a", zx::v3_options{.shape = {4}, .chunk_shape = {4}});
-        a.set_corruption_policy(zx::corruption_policy::fill);
+        a = a.with_corruption_policy(zx::corruption_policy::fill);
         CHECK_THROWS_AS(a.read({{2}, {4}}), zx::array_error); // out of bounds stays an error
         CHECK(zx::is_data_corruption(zx::codec_error(zx::codec_errc::corrupt_stream, "gzip", "x")));
         CHECK_FALSE(zx::is_data_corruption(zx::store_error(zx::store_errc::io, "x")));

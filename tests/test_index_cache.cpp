@@ -280,24 +280,24 @@ TEST_SUITE("index cache")
                     {
                         const std::uint64_t k = rng.next() % 40;
                         const std::string key = "shard/" + std::to_string(k);
-                        for (zx::index_cache_base* c : {static_cast<zx::index_cache_base*>(&lru),
-                                                        static_cast<zx::index_cache_base*>(&fifo)})
+                        for (const zx::index_cache_ref c :
+                             {zx::index_cache_ref(lru), zx::index_cache_ref(fifo)})
                         {
                             switch (rng.next() % 4)
                             {
                                 case 0:
-                                    c->insert(key, index_of(4, k));
+                                    c.insert(key, index_of(4, k));
                                     break;
                                 case 1:
-                                    c->invalidate(key);
+                                    c.invalidate(key);
                                     break;
                                 default:
-                                    if (const auto p = c->find(key); p && p->entries[0] != k)
+                                    if (const auto p = c.find(key); p && p->entries[0] != k)
                                     {
                                         ++wrong; // another key's index
                                     }
                             }
-                            if (c->cached_bytes() > cap)
+                            if (c.cached_bytes() > cap)
                             {
                                 over = true;
                             }

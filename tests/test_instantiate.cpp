@@ -31,9 +31,11 @@ template class zarrxt::array<float, 4>;
 template class zarrxt::array<float, 2, zx::chain<zx::codec::transpose, zx::codec::bytes<>, zx::codec::gzip, zx::codec::crc32c>>;
 template class zarrxt::array<float, 2, zx::chain<zx::codec::bytes<zx::codec::endian_mode::big>, zx::codec::zlib>>;
 template class zarrxt::array<float, 2, zx::chain<zx::codec::bytes<>, zx::codec::blosc>>;
-template class zarrxt::array<std::uint16_t, 2,
-                             zx::codec::sharding_indexed<zx::chain<zx::codec::bytes<>, zx::codec::zstd>,
-                                                         zx::chain<zx::codec::bytes<>, zx::codec::crc32c>, zx::lru_index_cache<>>>;
+template class zarrxt::array<
+    std::uint16_t, 2,
+    zx::codec::sharding_indexed<zx::chain<zx::codec::bytes<>, zx::codec::zstd>,
+                                zx::chain<zx::codec::bytes<>, zx::codec::crc32c>, zx::lru_index_cache<>>,
+    zx::filesystem_store, zx::lru_index_cache<>>;
 template class zarrxt::array<float, 2, zx::dynamic_chain, zx::memory_store, zx::no_index_cache>;
 template class zarrxt::array<float, 2, zx::dynamic_chain, zx::counting_store<zx::memory_store>, zx::lru_index_cache<1 << 20>>;
 template class zarrxt::array<float, 2, zx::dynamic_chain, zx::filesystem_store, zx::operation_index_cache<4096, 2>,

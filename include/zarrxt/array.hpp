@@ -4,7 +4,9 @@
  *  T and N are the caller's promise about the stored data type and rank; open() checks both and
  *  throws dtype_mismatch / rank_mismatch naming what is stored. Reads return (or fill) xtensor
  *  containers and views; writes take any xtensor expression of the region's shape, evaluated once.
- *  The handle is cheap to copy: copies share the store handle, metadata, caches and counters.
+ *  The handle is cheap to copy: copies share the store handle, metadata, caches and counters. Its
+ *  settings (array_settings: corruption policy, write_empty_chunks) are its own values: a copy made
+ *  with with_settings() reads and writes with other settings while the first goes on unchanged.
  *  Default template arguments are in zarrxt_fwd.hpp.
  */
 #pragma once
@@ -43,7 +45,7 @@ public:
     static constexpr dtype_id dtype = dtype_of<T>();
 
     /// Adopt an untyped core after checking its dtype and rank (used by open, create and visit).
-    explicit array(std::shared_ptr<core_type> core);
+    explicit array(std::shared_ptr<core_type> core, array_settings settings = {});
 
     static array open(const Store& store, std::string_view path, Executor exec = Executor{}, Limits limits = Limits{});
     static array create(Store& store, std::string_view path, const v3_options& options,
@@ -59,25 +61,25 @@ public:
         return create_with(store, path, options, std::move(exec), std::move(limits));
     }
 
-    shape_type shape() const noexcept { return to_shape(m_core->m_meta.shape); }
-    shape_type chunk_shape() const noexcept { return to_shape(m_core->m_meta.chunk_shape); }
-    int zarr_format() const noexcept { return m_core->m_meta.zarr_format; }
-    const std::string& path() const noexcept { return m_core->m_path; }
-    const array_metadata& metadata() const noexcept { return m_core->m_meta; }
+    shape_type shape() const noexcept { return to_shape(m_core->metadata().shape); }
+    shape_type chunk_shape() const noexcept { return to_shape(m_core->metadata().chunk_shape); }
+    int zarr_format() const noexcept { return m_core->metadata().zarr_format; }
+    const std::string& path() const noexcept { return m_core->path(); }
+    const array_metadata& metadata() const noexcept { return m_core->metadata(); }
     /// The codec chain as bound (configurations with their defaults filled in).
-    std::vector<codec_spec> codecs() const { return m_core->m_chain.specs(); }
-    const chain_type& chain() const noexcept { return m_core->m_chain; }
-    T fill_value() const noexcept { return m_core->m_meta.fill.template as<T>(); }
-    Store& store() const noexcept { return m_core->m_store; }
+    std::vector<codec_spec> codecs() const { return m_core->chain().specs(); }
+    const chain_type& chain() const noexcept { return m_core->chain(); }
+    T fill_value() const noexcept { return m_core->metadata().fill.template as<T>(); }
+    Store& store() const noexcept { return m_core->store(); }
 
     /// The dimension names: v3 `dimension_names`, or v2's `_ARRAY_DIMENSIONS` attribute (which
     /// then is not among attributes()); empty when the array names none.
     const std::optional<dimension_name_list>& dimension_names() const noexcept
     {
-        return m_core->m_meta.dimension_names;
+        return m_core->metadata().dimension_names;
     }
 
-    const json& attributes() const noexcept { return m_core->m_meta.attributes; }
+    const json& attributes() const noexcept { return m_core->metadata().attributes; }
     /// Replace the attributes and write them (zarr.json for v3, .zattrs for v2). In v2 a
     /// well-formed `_ARRAY_DIMENSIONS` member among them replaces the dimension names.
     void set_attributes(json attributes) requires array_writable_store<Store>;
@@ -104,14 +106,22 @@ public:
     /// Read with the `collect` corruption policy: never fails on damaged chunks, reports each one.
     checked_read read_checked(const region_type& r) const;
 
-    /// What read() does with chunks it cannot decode (default: throw).
-    void set_corruption_policy(corruption_policy p) noexcept
+    /// This handle's settings: what read() does with chunks it cannot decode (default: throw) and
+    /// whether writes keep chunks that hold only the fill value (default: no, they are erased).
+    const array_settings& settings() const noexcept { return m_settings; }
+    /// A handle to the same array (sharing store, metadata, caches, counters) with other settings.
+    array with_settings(const array_settings& s) const { return array(m_core, s, adopt_tag{}); }
+    array with_corruption_policy(corruption_policy p) const
     {
-        m_core->m_on_corruption.store(p, std::memory_order_relaxed);
+        array_settings s = m_settings;
+        s.on_corruption = p;
+        return with_settings(s);
     }
-    corruption_policy get_corruption_policy() const noexcept
+    array with_write_empty_chunks(bool keep) const
     {
-        return m_core->m_on_corruption.load(std::memory_order_relaxed);
+        array_settings s = m_settings;
+        s.write_empty_chunks = keep;
+        return with_settings(s);
     }
 
     /// Write an expression of the region's shape (evaluated once).
@@ -121,20 +131,23 @@ public:
     /// Write raw C-ordered memory of r.elements() values.
     void write_raw(const region_type& r, const T* data) requires array_writable_store<Store>;
 
-    /// Keep (true) or erase (false, the default) chunks that hold only the fill value.
-    void set_write_empty_chunks(bool keep) noexcept
-    {
-        m_core->m_write_empty_chunks.store(keep, std::memory_order_relaxed);
-    }
-
-    io_stats stats() const noexcept { return m_core->m_counters.snapshot(); }
-    void reset_stats() noexcept { m_core->m_counters.reset(); }
+    io_stats stats() const noexcept { return m_core->counters().snapshot(); }
+    void reset_stats() noexcept { m_core->counters().reset(); }
     /// The persistent index cache (meaningful for lru_index_cache).
-    IndexCache& index_cache() noexcept { return m_core->m_cache; }
+    IndexCache& index_cache() noexcept { return m_core->index_cache(); }
 
     const std::shared_ptr<core_type>& core() const noexcept { return m_core; }
 
 private:
+    struct adopt_tag
+    {
+    };
+    // A copy of a checked handle with other settings: the core was checked when it was adopted.
+    array(std::shared_ptr<core_type> core, const array_settings& s, adopt_tag)
+        : m_core(std::move(core))
+        , m_settings(s)
+    {
+    }
     static shape_type to_shape(const std::vector<std::uint64_t>& v) noexcept
     {
         shape_type s{};
@@ -158,7 +171,7 @@ private:
         }
         catch (error& e)
         {
-            e.with_key(m_core->m_path.empty() ? std::string("/") : m_core->m_path);
+            e.with_key(m_core->path().empty() ? std::string("/") : m_core->path());
             throw;
         }
     }
@@ -166,6 +179,7 @@ private:
     void check_shape(const region_type& r, const Shape& shape) const;
 
     std::shared_ptr<core_type> m_core;
+    array_settings m_settings;
 };
 
 /******************
@@ -202,11 +216,13 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits> create(Store& store, st
  ******************/
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
-array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<core_type> core)
+array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<core_type> core,
+                                                                array_settings settings)
     : m_core(std::move(core))
+    , m_settings(settings)
 {
-    const array_metadata& m = m_core->m_meta;
-    const std::string where = m_core->m_path.empty() ? std::string("/") : m_core->m_path;
+    const array_metadata& m = m_core->metadata();
+    const std::string where = m_core->path().empty() ? std::string("/") : m_core->path();
     if (m.dtype != dtype)
     {
         dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " but array<" + std::string(name(dtype))
@@ -241,7 +257,8 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         throw rank_mismatch("create: the options give rank " + std::to_string(options.shape.size()) + " for array<"
                             + std::string(name(dtype)) + ", " + std::to_string(N) + ">");
     }
-    return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)));
+    return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)),
+                 array_settings{.write_empty_chunks = options.write_empty_chunks});
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -252,27 +269,24 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::set_attributes(js
     {
         throw array_error(array_errc::invalid_argument, "attributes must be a JSON object");
     }
-    m_core->m_meta.attributes = std::move(attributes);
-    if (m_core->m_meta.zarr_format == 2)
-    {
-        lift_v2_dimension_names(m_core->m_meta);
-    }
-    m_core->save_metadata();
+    m_core->set_attributes(std::move(attributes));
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::check_read(const region_type& r) const
 {
-    named([&] {
-        detail::check_region(r, m_core->m_meta.shape);
-        check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
-    });
+    named(
+        [&]
+        {
+            detail::check_region(r, m_core->metadata().shape);
+            check_limit("max_read_elements", r.elements(), m_core->limits().max_read_elements);
+        });
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::check_write(const region_type& r) const
 {
-    named([&] { detail::check_region(r, m_core->m_meta.shape); });
+    named([&] { detail::check_region(r, m_core->metadata().shape); });
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -322,8 +336,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const re
         strides[d] = acc;
         acc *= static_cast<std::int64_t>(r.extent[d]);
     }
-    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides,
-                           m_core->m_on_corruption.load(std::memory_order_relaxed));
+    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides, m_settings.on_corruption);
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -358,7 +371,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
     {
         auto strides = detail::to_strides<N>(dest.strides());
         kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()),
-                               strides, m_core->m_on_corruption.load(std::memory_order_relaxed));
+                               strides, m_settings.on_corruption);
     }
     else
     {
@@ -379,8 +392,9 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(
     {
         // A container or strided view: write from its memory without a copy.
         auto strides = detail::to_strides<N>(expr.strides());
-        kernel::write_region<N>(*m_core, r, reinterpret_cast<const std::byte*>(expr.data() + expr.data_offset()),
-                                strides);
+        kernel::write_region<N>(*m_core, r,
+                                reinterpret_cast<const std::byte*>(expr.data() + expr.data_offset()), strides,
+                                m_settings.write_empty_chunks);
     }
     else
     {
@@ -401,7 +415,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(
         strides[d] = acc;
         acc *= static_cast<std::int64_t>(r.extent[d]);
     }
-    kernel::write_region<N>(*m_core, r, reinterpret_cast<const std::byte*>(data), strides);
+    kernel::write_region<N>(*m_core, r, reinterpret_cast<const std::byte*>(data), strides,
+                            m_settings.write_empty_chunks);
 }
 
 } // namespace zarrxt

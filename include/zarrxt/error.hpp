@@ -323,4 +323,22 @@ inline limit_exceeded::limit_exceeded(std::string_view limit_name, std::uint64_t
 {
 }
 
+namespace detail
+{
+/// Run `f`; a zarrxt error escaping it gets `key` attached (when it has none) and is rethrown.
+template <class F>
+auto with_key_context(const std::string& key, F&& f) -> decltype(f())
+{
+    try
+    {
+        return f();
+    }
+    catch (error& e)
+    {
+        e.with_key(key);
+        throw;
+    }
+}
+} // namespace detail
+
 } // namespace zarrxt

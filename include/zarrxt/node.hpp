@@ -59,20 +59,6 @@ std::optional<json> read_document(const S& s, const std::string& key, const limi
     return parse_document(res->bytes.view(), limits, key);
 }
 
-template <class F>
-auto with_key_context(const std::string& key, F&& f) -> decltype(f())
-{
-    try
-    {
-        return f();
-    }
-    catch (error& e)
-    {
-        e.with_key(key);
-        throw;
-    }
-}
-
 template <readable_store S>
 void check_pre_final_draft(const S& s, const std::string& path, const limit_values& limits)
 {

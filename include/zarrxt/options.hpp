@@ -6,9 +6,10 @@
  */
 #pragma once
 
+#include "corruption.hpp"
 #include "detail/json.hpp"
+#include "fill_value.hpp"
 #include "metadata/array_metadata.hpp"
-#include "metadata/fill_value.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -53,6 +54,17 @@ struct v2_options
     json attributes = json::object();
     bool overwrite = false;
     bool write_empty_chunks = false;
+};
+
+/// The settings of one array handle: what reads do with chunks they cannot decode, and whether
+/// writes store chunks that hold only the fill value. They are values of the handle, given when it
+/// is opened or created (`write_empty_chunks` then comes from the options) and changed by making
+/// another handle (`with_settings`): handles that share an array never share settings, so choosing
+/// them on one thread cannot race with operations through another handle on another thread.
+struct array_settings
+{
+    corruption_policy on_corruption = corruption_policy::throw_error;
+    bool write_empty_chunks = false; ///< store chunks that hold only the fill value
 };
 
 struct group_options

@@ -32,60 +32,55 @@ public:
     using core_type = detail::default_array_core<Store>;
     static constexpr std::size_t max_bytes_rank = 8;
 
-    explicit any_array(std::shared_ptr<core_type> core)
+    explicit any_array(std::shared_ptr<core_type> core, array_settings settings = {})
         : m_core(std::move(core))
+        , m_settings(settings)
     {
     }
 
-    dtype_id dtype() const noexcept { return m_core->m_meta.dtype; }
-    std::size_t rank() const noexcept { return m_core->m_meta.rank(); }
-    const std::vector<std::uint64_t>& shape() const noexcept { return m_core->m_meta.shape; }
-    const std::vector<std::uint64_t>& chunk_shape() const noexcept { return m_core->m_meta.chunk_shape; }
-    const array_metadata& metadata() const noexcept { return m_core->m_meta; }
+    dtype_id dtype() const noexcept { return m_core->metadata().dtype; }
+    std::size_t rank() const noexcept { return m_core->metadata().rank(); }
+    const std::vector<std::uint64_t>& shape() const noexcept { return m_core->metadata().shape; }
+    const std::vector<std::uint64_t>& chunk_shape() const noexcept { return m_core->metadata().chunk_shape; }
+    const array_metadata& metadata() const noexcept { return m_core->metadata(); }
     /// v3 `dimension_names` or v2 `_ARRAY_DIMENSIONS`, as array<T, N>::dimension_names().
     const std::optional<dimension_name_list>& dimension_names() const noexcept
     {
-        return m_core->m_meta.dimension_names;
+        return m_core->metadata().dimension_names;
     }
-    std::vector<codec_spec> codecs() const { return m_core->m_chain.specs(); }
-    const dynamic_chain& chain() const noexcept { return m_core->m_chain; }
-    const std::string& path() const noexcept { return m_core->m_path; }
-    Store& store() const noexcept { return m_core->m_store; }
-    io_stats stats() const noexcept { return m_core->m_counters.snapshot(); }
-    void reset_stats() noexcept { m_core->m_counters.reset(); }
-    void set_write_empty_chunks(bool keep) noexcept
-    {
-        m_core->m_write_empty_chunks.store(keep, std::memory_order_relaxed);
-    }
+    std::vector<codec_spec> codecs() const { return m_core->chain().specs(); }
+    const dynamic_chain& chain() const noexcept { return m_core->chain(); }
+    const std::string& path() const noexcept { return m_core->path(); }
+    Store& store() const noexcept { return m_core->store(); }
+    io_stats stats() const noexcept { return m_core->counters().snapshot(); }
+    void reset_stats() noexcept { m_core->counters().reset(); }
+    /// This handle's settings (see array_settings); with_settings gives a handle with others.
+    const array_settings& settings() const noexcept { return m_settings; }
+    any_array with_settings(const array_settings& s) const { return any_array(m_core, s); }
     const std::shared_ptr<core_type>& core() const noexcept { return m_core; }
 
     /// The typed handle (throws dtype_mismatch / rank_mismatch when T, N are not the stored ones).
     template <class T, std::size_t N>
     array<T, N, dynamic_chain, Store> as() const
     {
-        return array<T, N, dynamic_chain, Store>(m_core);
+        return array<T, N, dynamic_chain, Store>(m_core, m_settings);
     }
 
     /// Read a region as native-endian, C-ordered element bytes into `out`. With `problems`, damaged
     /// chunks read as the fill value and are reported there (the collect policy); without, the
-    /// array's corruption policy applies.
+    /// handle's corruption policy applies.
     void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
                     std::byte* out, problem_list* problems = nullptr) const
     {
         dispatch_rank(offset, extent,
                       [&](auto n, const auto& r)
                       {
-                          check_limit("max_read_elements", r.elements(), m_core->m_lv.max_read_elements);
-                          kernel::read_region<n.value>(
-                              *m_core, r, out, c_strides<n.value>(r),
-                              problems != nullptr ? corruption_policy::collect
-                                                  : m_core->m_on_corruption.load(std::memory_order_relaxed),
-                              problems);
+                          check_limit("max_read_elements", r.elements(), m_core->limits().max_read_elements);
+                          kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r),
+                                                       problems != nullptr ? corruption_policy::collect
+                                                                           : m_settings.on_corruption,
+                                                       problems);
                       });
-    }
-    void set_corruption_policy(corruption_policy p) noexcept
-    {
-        m_core->m_on_corruption.store(p, std::memory_order_relaxed);
     }
 
     /// Write native-endian, C-ordered element bytes of a region.
@@ -93,8 +88,10 @@ public:
                      const std::byte* in)
     {
         dispatch_rank(offset, extent,
-                      [&](auto n, const auto& r)
-                      { kernel::write_region<n.value>(*m_core, r, in, c_strides<n.value>(r)); });
+                      [&](auto n, const auto& r) {
+                          kernel::write_region<n.value>(*m_core, r, in, c_strides<n.value>(r),
+                                                        m_settings.write_empty_chunks);
+                      });
     }
 
 private:
@@ -147,6 +144,7 @@ private:
     }
 
     std::shared_ptr<core_type> m_core;
+    array_settings m_settings;
 };
 
 /// Open any supported array at `path`.

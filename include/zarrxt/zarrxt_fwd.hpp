@@ -23,6 +23,7 @@ template <class S>
 class counting_store;
 
 class no_index_cache;
+struct any_index_cache;
 template <std::size_t MaxBytes = (16u << 20), std::size_t MaxEntries = 64>
 class operation_index_cache;
 template <std::size_t MaxBytes = (64u << 20)>
@@ -51,7 +52,8 @@ class zlib;
 class zstd;
 class crc32c;
 class blosc;
-template <class InnerChain = dynamic_chain, class IndexChain = dynamic_chain, class IndexCache = no_index_cache>
+template <class InnerChain = dynamic_chain, class IndexChain = dynamic_chain,
+          class IndexCache = any_index_cache>
 class sharding_indexed;
 } // namespace codec
 

@@ -112,28 +112,28 @@ static_assert(!zx::array_writable_store<snapshot_store>); // create and write do
 //]
 
 //[exemplar_index_cache: keep the last index only
-class last_index_cache final : public zx::index_cache_base
+class last_index_cache
 {
 public:
     static constexpr bool per_operation = false;
-    zx::shard_index_ptr find(std::string_view key) override
+    zx::shard_index_ptr find(std::string_view key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         return key == m_key ? m_index : nullptr;
     }
-    void insert(std::string_view key, zx::shard_index_ptr index) override
+    void insert(std::string_view key, zx::shard_index_ptr index)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         m_key = key;
         m_index = std::move(index);
     }
-    void invalidate(std::string_view key) override
+    void invalidate(std::string_view key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         if (key == m_key)
             m_index = nullptr;
     }
-    std::size_t cached_bytes() const override
+    std::size_t cached_bytes() const
     {
         std::lock_guard<std::mutex> g(m_mutex);
         return m_index ? m_index->memory_bytes() : 0;

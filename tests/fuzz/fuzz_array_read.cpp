@@ -4,8 +4,9 @@
 // ([flags] [path choice] [region bytes...]); each further one is "key\nvalue", stored as is. The
 // array at "" or "a" is opened with fuzz_limits, read whole and in a sub-region (under the throw
 // policy, or under collect when flags bit 0 is set), and with flags bit 1 the sub-region is
-// written and read back. Oracles: the two reads agree where they overlap, booleans read as 0 or 1,
-// and a region written is read back as written (unless a lossy filter rounds it).
+// written (keeping all-fill chunks when bit 2 is set) and read back. Oracles: the two reads agree
+// where they overlap, booleans read as 0 or 1, and a region written is read back as written
+// (unless a lossy filter rounds it).
 #include "fuzz_support.hpp"
 
 #include <cstring>
@@ -50,13 +51,13 @@ bool read(core_type& core, const zx::region<N>& r, zx::corruption_policy policy,
     return guarded(
         [&]
         {
-            zx::detail::check_region(r, core.m_meta.shape);
-            zx::check_limit("max_read_elements", r.elements(), core.m_lv.max_read_elements);
-            out.resize_discard(static_cast<std::size_t>(r.elements() * core.m_meta.element_size()));
+            zx::detail::check_region(r, core.metadata().shape);
+            zx::check_limit("max_read_elements", r.elements(), core.limits().max_read_elements);
+            out.resize_discard(static_cast<std::size_t>(r.elements() * core.metadata().element_size()));
             zx::problem_list problems;
             zx::kernel::read_region<N>(core, r, out.data(), c_strides(r), policy,
                                        policy == zx::corruption_policy::collect ? &problems : nullptr);
-            if (core.m_meta.dtype == zx::dtype_id::bool_)
+            if (core.metadata().dtype == zx::dtype_id::bool_)
             {
                 for (std::size_t i = 0; i < out.size(); ++i)
                 {
@@ -123,7 +124,7 @@ bool same_elements(const zx::buffer& whole, const zx::region<N>& all, const zx::
 bool lossy(const core_type& core)
 {
     json codecs = json::array();
-    for (const auto& c : core.m_chain.specs())
+    for (const auto& c : core.chain().specs())
     {
         codecs.push_back(c.to_json());
     }
@@ -138,8 +139,8 @@ bool lossy(const core_type& core)
 template <std::size_t N>
 void exercise(core_type& core, const control& c)
 {
-    const auto& shape = core.m_meta.shape;
-    const std::size_t width = core.m_meta.element_size();
+    const auto& shape = core.metadata().shape;
+    const std::size_t width = core.metadata().element_size();
     const auto policy = (c.flags & 1) ? zx::corruption_policy::collect : zx::corruption_policy::throw_error;
 
     zx::region<N> all;
@@ -170,9 +171,11 @@ void exercise(core_type& core, const control& c)
     for (std::size_t i = 0; i < pattern.size(); ++i)
     {
         const auto v = static_cast<std::uint8_t>(i * 131 + c.flags);
-        pattern.data()[i] = static_cast<std::byte>(core.m_meta.dtype == zx::dtype_id::bool_ ? v & 1 : v);
+        pattern.data()[i] = static_cast<std::byte>(core.metadata().dtype == zx::dtype_id::bool_ ? v & 1 : v);
     }
-    if (!guarded([&] { zx::kernel::write_region<N>(core, sub, pattern.data(), c_strides(sub)); }))
+    if (!guarded(
+            [&]
+            { zx::kernel::write_region<N>(core, sub, pattern.data(), c_strides(sub), (c.flags & 4) != 0); }))
     {
         return;
     }
@@ -210,7 +213,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     {
         return 0;
     }
-    const std::size_t rank = core->m_meta.rank();
+    const std::size_t rank = core->metadata().rank();
     zx::detail::static_for<0, max_read_rank + 1>(
         [&](auto n)
         {

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     guarded(
         [&]
         {
-            const auto chain = zx::dynamic_chain::from_metadata(m, lv);
+            const auto chain = zx::bind_chain<zx::dynamic_chain>(m, lv);
             (void)chain.specs();
         });
     std::vector<std::uint64_t> last = m.grid_shape();

@@ -38,7 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     guarded(
         [&]
         {
-            const auto chain = zx::dynamic_chain::from_metadata(m, lv);
+            const auto chain = zx::bind_chain<zx::dynamic_chain>(m, lv);
             (void)chain.specs();
             (void)chain.fixed_encoded_size();
         });

@@ -15,7 +15,7 @@
  */
 #pragma once
 
-#include "../codec/shard_index.hpp"
+#include "../codec/sharding_indexed/index_format.hpp"
 #include "../zarrxt_fwd.hpp"
 
 #include <atomic>
@@ -34,47 +34,108 @@ namespace zarrxt
 {
 
 /// What the untyped sharding code sees of a cache.
-class index_cache_base
-{
-public:
-    virtual ~index_cache_base() = default;
-    /// The cached index of `key`, possibly stale (the caller checks the generation), or null.
-    virtual shard_index_ptr find(std::string_view key) = 0;
-    virtual void insert(std::string_view key, shard_index_ptr index) = 0;
-    virtual void invalidate(std::string_view key) = 0;
-    /// Bytes currently held.
-    virtual std::size_t cached_bytes() const = 0;
-};
-
-/// An IndexCache policy: default constructible, an index_cache_base, and says whether it lives
-/// for one operation (a fresh instance per read/write call) or for the array's lifetime.
+/// What an IndexCache policy provides. Named requirements, no base class: a cache is any default
+/// constructible type with these members, safe to call from several threads at once.
+/// `per_operation`: true for a cache that lives for one read or write call (a fresh one per call),
+/// false for one that lives as long as the array and serves every call.
 template <class C>
-concept index_cache_policy = std::default_initializable<C> && std::derived_from<C, index_cache_base> && requires {
+concept index_cache_policy = std::default_initializable<C> &&
+    requires(C& c, const C& cc, std::string_view key, shard_index_ptr index)
+{
     {
         C::per_operation
-    } -> std::convertible_to<bool>;
+        } -> std::convertible_to<bool>;
+    {
+        c.find(key)
+        } -> std::same_as<shard_index_ptr>;
+    c.insert(key, std::move(index));
+    c.invalidate(key);
+    {
+        cc.cached_bytes()
+        } -> std::convertible_to<std::size_t>;
 };
 
-class no_index_cache final : public index_cache_base
+/// The IndexCache of a sharding codec bound at run time (the codec registry's): it uses whatever
+/// cache the array supplies, through index_cache_ref. A sharding codec compiled with a concrete
+/// IndexCache calls that type's members directly.
+struct any_index_cache
+{
+};
+
+/// A non-owning reference to an index cache of any policy type, or to none. The read and write
+/// contexts carry one: the sharding codec of a dynamic chain is chosen at run time, so it cannot
+/// name the array's cache type; a static sharding codec recovers the type with get<C>().
+class index_cache_ref
+{
+public:
+    index_cache_ref() noexcept = default;
+    index_cache_ref(std::nullptr_t) noexcept {}
+    template <index_cache_policy C>
+    index_cache_ref(C& cache) noexcept
+        : m_obj(&cache)
+        , m_ops(&ops_of<C>)
+    {
+    }
+
+    explicit operator bool() const noexcept { return m_obj != nullptr; }
+    bool operator==(std::nullptr_t) const noexcept { return m_obj == nullptr; }
+
+    shard_index_ptr find(std::string_view key) const { return m_ops->find(m_obj, key); }
+    void insert(std::string_view key, shard_index_ptr index) const
+    {
+        m_ops->insert(m_obj, key, std::move(index));
+    }
+    void invalidate(std::string_view key) const { m_ops->invalidate(m_obj, key); }
+    std::size_t cached_bytes() const { return m_ops->cached_bytes(m_obj); }
+
+    /// The cache as its own type when it is a C, else nullptr.
+    template <class C>
+    C* get() const noexcept
+    {
+        return m_ops == &ops_of<C> ? static_cast<C*>(m_obj) : nullptr;
+    }
+
+private:
+    struct ops
+    {
+        shard_index_ptr (*find)(void*, std::string_view);
+        void (*insert)(void*, std::string_view, shard_index_ptr);
+        void (*invalidate)(void*, std::string_view);
+        std::size_t (*cached_bytes)(const void*);
+    };
+    // One table per cache type; an inline variable, so its address identifies the type in every
+    // translation unit (get<C>() compares it).
+    template <class C>
+    static constexpr ops ops_of{
+        [](void* c, std::string_view k) { return static_cast<C*>(c)->find(k); },
+        [](void* c, std::string_view k, shard_index_ptr i) { static_cast<C*>(c)->insert(k, std::move(i)); },
+        [](void* c, std::string_view k) { static_cast<C*>(c)->invalidate(k); },
+        [](const void* c) { return static_cast<std::size_t>(static_cast<const C*>(c)->cached_bytes()); }};
+
+    void* m_obj = nullptr;
+    const ops* m_ops = nullptr;
+};
+
+class no_index_cache
 {
 public:
     static constexpr bool per_operation = true;
-    shard_index_ptr find(std::string_view) override { return nullptr; }
-    void insert(std::string_view, shard_index_ptr) override {}
-    void invalidate(std::string_view) override {}
-    std::size_t cached_bytes() const override { return 0; }
+    shard_index_ptr find(std::string_view) { return nullptr; }
+    void insert(std::string_view, shard_index_ptr) {}
+    void invalidate(std::string_view) {}
+    std::size_t cached_bytes() const { return 0; }
 };
 
 /// FIFO bounded by bytes and entries, for the duration of one call (shared by that call's workers).
 template <std::size_t MaxBytes, std::size_t MaxEntries>
-class operation_index_cache final : public index_cache_base
+class operation_index_cache
 {
 public:
     static constexpr bool per_operation = true;
     static constexpr std::size_t max_bytes = MaxBytes;
     static constexpr std::size_t max_entries = MaxEntries;
 
-    shard_index_ptr find(std::string_view key) override
+    shard_index_ptr find(std::string_view key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         for (const auto& e : m_entries)
@@ -87,7 +148,7 @@ public:
         return nullptr;
     }
 
-    void insert(std::string_view key, shard_index_ptr index) override
+    void insert(std::string_view key, shard_index_ptr index)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         erase_locked(key);
@@ -105,13 +166,13 @@ public:
         m_bytes += b;
     }
 
-    void invalidate(std::string_view key) override
+    void invalidate(std::string_view key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         erase_locked(key);
     }
 
-    std::size_t cached_bytes() const override
+    std::size_t cached_bytes() const
     {
         std::lock_guard<std::mutex> g(m_mutex);
         return m_bytes;
@@ -138,13 +199,13 @@ private:
 
 /// Least-recently-used cache bounded by bytes, shared across calls and threads.
 template <std::size_t MaxBytes>
-class lru_index_cache final : public index_cache_base
+class lru_index_cache
 {
 public:
     static constexpr bool per_operation = false;
     static constexpr std::size_t max_bytes = MaxBytes;
 
-    shard_index_ptr find(std::string_view key) override
+    shard_index_ptr find(std::string_view key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         auto it = m_map.find(std::string(key));
@@ -156,7 +217,7 @@ public:
         return it->second->second;
     }
 
-    void insert(std::string_view key, shard_index_ptr index) override
+    void insert(std::string_view key, shard_index_ptr index)
     {
         const std::size_t b = index->memory_bytes();
         std::lock_guard<std::mutex> g(m_mutex);
@@ -177,13 +238,13 @@ public:
         m_bytes += b;
     }
 
-    void invalidate(std::string_view key) override
+    void invalidate(std::string_view key)
     {
         std::lock_guard<std::mutex> g(m_mutex);
         erase_locked(std::string(key));
     }
 
-    std::size_t cached_bytes() const override
+    std::size_t cached_bytes() const
     {
         std::lock_guard<std::mutex> g(m_mutex);
         return m_bytes;

@@ -22,7 +22,7 @@
 #pragma once
 
 #include "../detail/half.hpp"
-#include "../metadata/fill_value.hpp"
+#include "../fill_value.hpp"
 #include "concepts.hpp"
 
 #include <cmath>

@@ -11,14 +11,15 @@
 #pragma once
 
 #include "../detail/checked.hpp"
-#include "../metadata/array_metadata.hpp"
 #include "../zarrxt_fwd.hpp"
+#include "codec_spec.hpp"
 #include "concepts.hpp"
 #include "partial_decode.hpp"
 #include "partial_encode.hpp"
 #include "pipeline.hpp"
 
 #include <array>
+#include <concepts>
 #include <cstring>
 #include <tuple>
 #include <type_traits>
@@ -118,11 +119,6 @@ public:
 
     /// Bind to the codecs named by `specs`, which must match Codecs... one for one.
     static chain from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx);
-
-    static chain from_metadata(const array_metadata& m, const limit_values& limits)
-    {
-        return from_specs(m.codecs, codec::context_of(m, limits));
-    }
 
     codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;
     byte_view encode(const codec::array_view& chunk, codec::scratch_space& s) const;
@@ -392,11 +388,51 @@ std::vector<codec_spec> chain<Codecs...>::specs() const
     return out;
 }
 
+/// What the kernels and handles need of a bound codec chain (`chain<...>` and `dynamic_chain` are
+/// the two models): built from codec specs for a context, whole-chunk decode and encode, the
+/// partial decoder and encoder of one stored object (or none), and the specs it is bound to.
+template <class C>
+concept codec_chain = std::movable<C> &&
+    requires(const C& c, const std::vector<codec_spec>& specs, const codec::codec_context& ctx,
+             mutable_byte_view encoded, const codec::array_view& chunk, codec::scratch_space& s,
+             const limit_values& limits)
+{
+    {
+        C::from_specs(specs, ctx)
+        } -> std::same_as<C>;
+    {
+        c.decode(encoded, s, limits)
+        } -> std::same_as<codec::array_view>;
+    {
+        c.decode_into(encoded, encoded, s, limits)
+        } -> std::same_as<bool>;
+    {
+        c.encode(chunk, s)
+        } -> std::same_as<byte_view>;
+    {
+        c.partial_decoder()
+        } -> std::same_as<const codec::partial_decoder*>;
+    {
+        c.partial_encoder()
+        } -> std::same_as<const codec::partial_encoder*>;
+    {
+        c.specs()
+        } -> std::same_as<std::vector<codec_spec>>;
+    {
+        c.context()
+        } -> std::same_as<const codec::codec_context&>;
+};
+
 /// A single codec used where a chain is expected becomes a one-codec chain
 /// (`array<T, N, sharding_indexed<...>>` means `array<T, N, chain<sharding_indexed<...>>>`).
+/// Anything else is refused here, with the reason, rather than deep inside a kernel.
 template <class C>
 struct as_chain
 {
+    static_assert(
+        codec::any_codec<C>,
+        "zarrxt::array: the Codecs parameter must be zarrxt::dynamic_chain, a zarrxt::chain<...>, or one "
+        "codec (a type meeting zarrxt::codec::any_codec, see docs/concepts/codec.md)");
     using type = chain<C>;
 };
 template <class... Codecs>

@@ -17,8 +17,8 @@
 #include "../detail/small_vector.hpp"
 #include "../detail/strided_copy.hpp"
 #include "../dtype.hpp"
+#include "../fill_value.hpp"
 #include "../limits.hpp"
-#include "../metadata/fill_value.hpp"
 
 #include <algorithm>
 #include <concepts>
@@ -51,18 +51,6 @@ struct codec_context
 
     std::size_t element_size() const noexcept { return info(dtype).size; }
 };
-
-/// The context a chain for the chunks of an array is bound to.
-template <class Metadata>
-codec_context context_of(const Metadata& m, const limit_values& limits)
-{
-    codec_context ctx;
-    ctx.dtype = m.dtype;
-    ctx.chunk_shape = dims(m.chunk_shape);
-    ctx.fill = m.fill;
-    ctx.limits = limits;
-    return ctx;
-}
 
 /// An untyped strided array: `data` points at element (0, ..., 0); strides count elements.
 struct array_view

@@ -9,8 +9,8 @@
 
 #include "../config.hpp"
 #include "../detail/checked.hpp"
-#include "../metadata/array_metadata.hpp"
 #include "../zarrxt_fwd.hpp"
+#include "codec_spec.hpp"
 #include "concepts.hpp"
 #include "partial_decode.hpp"
 #include "partial_encode.hpp"
@@ -211,12 +211,6 @@ public:
     dynamic_chain() = default;
     dynamic_chain(dynamic_chain&&) noexcept = default;
     dynamic_chain& operator=(dynamic_chain&&) noexcept = default;
-
-    /// Build and validate the chain of an array.
-    static dynamic_chain from_metadata(const array_metadata& m, const limit_values& limits)
-    {
-        return from_specs(m.codecs, codec::context_of(m, limits));
-    }
 
     /// Build a chain for arrays of `ctx` (also used for a shard's inner and index chains).
     static dynamic_chain from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx);

@@ -243,7 +243,7 @@ inline void read_region(const partial_decoder& p, range_reader& src, const box& 
         }
         if (ctx.cache != nullptr)
         {
-            ctx.cache->invalidate(src.cache_key());
+            ctx.cache.invalidate(src.cache_key());
         }
     }
     shard_error e(shard_errc::unstable, "the object kept changing while it was read (8 attempts)");

@@ -6,7 +6,7 @@
  */
 #pragma once
 
-#include "../metadata/array_metadata.hpp"
+#include "codec_spec.hpp"
 #include "concepts.hpp"
 
 #include <optional>

@@ -37,9 +37,10 @@ struct codec_list
 };
 
 using builtin_codecs =
-    codec_list<transpose, numcodecs::delta, numcodecs::bitround, numcodecs::fixedscaleoffset, cast_value, scale_offset,
-               numcodecs::packbits, bytes<>, packbits, sharding_indexed<dynamic_chain, dynamic_chain, no_index_cache>,
-               gzip, zlib, zstd, crc32c, blosc, numcodecs::shuffle, numcodecs::lz4, numcodecs::bz2, numcodecs::lzma>;
+    codec_list<transpose, numcodecs::delta, numcodecs::bitround, numcodecs::fixedscaleoffset, cast_value,
+               scale_offset, numcodecs::packbits, bytes<>, packbits,
+               sharding_indexed<dynamic_chain, dynamic_chain, any_index_cache>, gzip, zlib, zstd, crc32c,
+               blosc, numcodecs::shuffle, numcodecs::lz4, numcodecs::bz2, numcodecs::lzma>;
 
 template <class... Codecs>
 int kind_of_name(const std::string& name, codec_list<Codecs...>)

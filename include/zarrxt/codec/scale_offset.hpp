@@ -14,7 +14,7 @@
 #pragma once
 
 #include "../detail/half.hpp"
-#include "../metadata/fill_value.hpp"
+#include "../fill_value.hpp"
 #include "concepts.hpp"
 
 #include <cstring>

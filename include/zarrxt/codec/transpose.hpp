@@ -9,8 +9,8 @@
  */
 #pragma once
 
+#include "../detail/json_member.hpp"
 #include "../detail/strided_copy.hpp"
-#include "../metadata/document.hpp"
 #include "concepts.hpp"
 
 #include <string>

@@ -13,19 +13,38 @@
 #include "../exec/executor.hpp"
 #include "../io_counters.hpp"
 #include "../limits.hpp"
+#include "../metadata/bind_chain.hpp"
+#include "../metadata/create.hpp"
 #include "../node.hpp"
 #include "../options.hpp"
 #include "../store/concepts.hpp"
 
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace zarrxt::detail
 {
+
+/// The IndexCache a static sharding codec was compiled for (any_index_cache when the chain is not
+/// one static sharding codec: a dynamic chain's codec uses whatever the array gives it).
+template <class Chain>
+struct sharding_cache_of
+{
+    using type = any_index_cache;
+};
+template <class S>
+requires requires
+{
+    typename S::index_cache_type;
+}
+struct sharding_cache_of<chain<S>>
+{
+    using type = typename S::index_cache_type;
+};
 
 template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
 class array_core
@@ -34,8 +53,9 @@ class array_core
                   "zarrxt::array: Store must satisfy zarrxt::store_policy (copyable, read, "
                   "stat; see docs/concepts/store.md)");
     static_assert(index_cache_policy<IndexCache>,
-                  "zarrxt::array: IndexCache must satisfy zarrxt::index_cache_policy (derive from "
-                  "index_cache_base, default constructible, static per_operation; see docs/concepts/index_cache.md)");
+                  "zarrxt::array: IndexCache must satisfy zarrxt::index_cache_policy (members "
+                  "find, insert, invalidate, cached_bytes, static per_operation, default constructible; see "
+                  "docs/concepts/index_cache.md)");
     static_assert(executor_policy<Executor>, "zarrxt::array: Executor must satisfy zarrxt::executor_policy "
                                              "(concurrency(), bulk(n, f); see docs/concepts/executor.md)");
     static_assert(limits_policy<Limits>, "zarrxt::array: Limits must satisfy zarrxt::limits_policy (see "
@@ -43,6 +63,13 @@ class array_core
 
 public:
     using chain_type = as_chain_t<Codecs>;
+    static_assert(codec_chain<chain_type>,
+                  "zarrxt::array: the codec chain does not meet zarrxt::codec_chain");
+    static_assert(
+        std::is_same_v<typename sharding_cache_of<chain_type>::type, any_index_cache> ||
+            std::is_same_v<typename sharding_cache_of<chain_type>::type, IndexCache>,
+        "zarrxt::array: the sharding codec is compiled for another IndexCache than the array's: give "
+        "both the same type, or any_index_cache to the codec");
     using store_type = Store;
     using index_cache_type = IndexCache;
     using executor_type = Executor;
@@ -55,7 +82,7 @@ public:
         , m_exec(std::move(exec))
         , m_limits(std::move(limits))
         , m_lv(limit_values::from(m_limits))
-        , m_chain(chain_type::from_metadata(m_meta, m_lv))
+        , m_chain(bind_chain<chain_type>(m_meta, m_lv))
     {
     }
 
@@ -83,89 +110,31 @@ public:
         });
     }
 
-    /// Create a v3 array of `dtype`.
+    /// Create a v3 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
     static std::shared_ptr<array_core> create(Store& store, std::string_view path, dtype_id dtype,
                                               const v3_options& o, Executor exec, Limits limits)
     {
         const std::string p = normalize_path(path);
-        array_metadata m;
-        m.zarr_format = 3;
-        m.shape = o.shape;
-        m.chunk_shape = o.chunk_shape;
-        m.dtype = dtype;
-        m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2 : chunk_key_encoding::kind::default_,
-                          o.separator};
-        // Errors name the document being created, as open() names the one it reads.
-        const std::string meta_key = join_key(p, "zarr.json");
-        m.fill = o.fill_value.empty() ? fill_value{}
-                                      : with_key_context(meta_key, [&] { return parse_fill_value(o.fill_value.to_json(), dtype, 3); });
-        m.codecs = o.codecs;
-        m.dimension_names = o.dimension_names;
-        m.attributes = o.attributes;
-        check_create_args(m, o.separator, '/', '.');
-        auto core = with_key_context(meta_key, [&] {
-            json doc = make_v3_array_document(m);
-            array_metadata parsed = parse_v3_array(doc); // the same validation a reader applies
-            return prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
-        });
+        array_metadata m = make_v3_metadata(join_key(p, "zarr.json"), dtype, o);
+        auto core =
+            with_key_context(join_key(p, "zarr.json"), [&]
+                             { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
         // Write the codec configurations as the bound codecs state them (defaults filled in).
-        json codecs = json::array();
-        for (const auto& s : core->m_chain.specs())
-        {
-            codecs.push_back(s.to_json());
-        }
-        core->m_meta.document["codecs"] = codecs;
-        core->m_meta.codecs = core->m_chain.specs();
-        core->m_write_empty_chunks.store(o.write_empty_chunks, std::memory_order_relaxed);
+        adopt_bound_codecs(core->m_meta, core->m_chain.specs());
         ensure_parent_groups(store, p, 3, core->m_lv);
         write_array_metadata(store, p, core->m_meta);
         return core;
     }
 
-    /// Create a v2 array of `dtype`.
+    /// Create a v2 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
     static std::shared_ptr<array_core> create(Store& store, std::string_view path, dtype_id dtype,
                                               const v2_options& o, Executor exec, Limits limits)
     {
         const std::string p = normalize_path(path);
-        if (o.order != 'C' && o.order != 'F')
-        {
-            throw array_error(array_errc::invalid_argument, "v2 order must be 'C' or 'F'");
-        }
-        fill_value f = o.fill_value.empty() ? fill_value{} : parse_fill_value(o.fill_value.to_json(), dtype, 2);
-        f.is_null = o.null_fill_value;
-        array_metadata probe;
-        probe.shape = o.shape;
-        probe.chunk_shape = o.chunks;
-        probe.dtype = dtype;
-        probe.dimension_names = o.dimension_names;
-        check_create_args(probe, o.dimension_separator, '.', '/');
-        if (o.dimension_names && o.attributes.is_object() &&
-            o.attributes.contains(v2_dimension_names_attribute))
-        {
-            throw array_error(
-                array_errc::invalid_argument,
-                "dimension names given twice: as dimension_names and as the \"_ARRAY_DIMENSIONS\" "
-                "attribute");
-        }
-        v2_layout layout;
-        layout.order = o.order;
-        layout.big_endian = o.big_endian;
-        layout.dimension_separator = o.dimension_separator;
-        layout.compressor = o.compressor;
-        layout.filters = o.filters;
-        json doc = with_key_context(join_key(p, ".zarray"), [&] {
-            return make_v2_array_document(o.shape, o.chunks, dtype, f, layout);
-        });
-        auto core = with_key_context(join_key(p, ".zarray"), [&] {
-            array_metadata parsed = parse_v2_array(doc);
-            parsed.attributes = o.attributes;
-            parsed.dimension_names = o.dimension_names;
-            // The attributes mean what they mean when the array is opened.
-            lift_v2_dimension_names(parsed);
-            adopt_v2_fill_value_attribute(parsed);
-            return prepare_create(store, p, std::move(parsed), exec, limits, o.overwrite);
-        });
-        core->m_write_empty_chunks.store(o.write_empty_chunks, std::memory_order_relaxed);
+        array_metadata m = make_v2_metadata(join_key(p, ".zarray"), dtype, o);
+        auto core =
+            with_key_context(join_key(p, ".zarray"), [&]
+                             { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
         ensure_parent_groups(store, p, 2, core->m_lv);
         write_array_metadata(store, p, core->m_meta);
         return core;
@@ -185,16 +154,15 @@ public:
     }
 
     /// The index cache for one operation: a fresh one (per-operation policies) or the shared one.
-    index_cache_base* op_cache(std::optional<IndexCache>& local)
+    index_cache_ref op_cache(std::optional<IndexCache>& local)
     {
         if constexpr (IndexCache::per_operation)
         {
-            local.emplace();
-            return &*local;
+            return local.emplace();
         }
         else
         {
-            return &m_cache;
+            return m_cache;
         }
     }
 
@@ -241,12 +209,34 @@ public:
         std::vector<std::unique_ptr<codec::scratch_space>> m_items;
     };
 
-    void save_metadata()
+    /// Replace the attributes and write the metadata document. In v2 a well-formed
+    /// `_ARRAY_DIMENSIONS` member among them replaces the dimension names.
+    void set_attributes(json attributes)
     {
         std::lock_guard<std::mutex> g(m_meta_mutex);
+        m_meta.attributes = std::move(attributes);
+        if (m_meta.zarr_format == 2)
+        {
+            lift_v2_dimension_names(m_meta);
+        }
         write_array_metadata(m_store, m_path, m_meta);
     }
 
+    // What the handles and the kernels see. Everything but the store, the counters, the executor
+    // and the index cache is fixed once the core exists; the core holds no per-handle settings
+    // (corruption policy, write_empty_chunks): those are values of each handle (array_settings),
+    // so configuring one handle never races with operations through another.
+    const Store& store() const noexcept { return m_store; }
+    Store& store() noexcept { return m_store; }
+    const std::string& path() const noexcept { return m_path; }
+    const array_metadata& metadata() const noexcept { return m_meta; }
+    const chain_type& chain() const noexcept { return m_chain; }
+    const limit_values& limits() const noexcept { return m_lv; }
+    Executor& executor() noexcept { return m_exec; }
+    io_counters& counters() noexcept { return m_counters; }
+    IndexCache& index_cache() noexcept { return m_cache; }
+
+private:
     Store m_store;
     std::string m_path;
     array_metadata m_meta;
@@ -256,35 +246,9 @@ public:
     chain_type m_chain;
     io_counters m_counters;
     IndexCache m_cache; // used when the policy is not per-operation
-    // Settings a user may change while other threads read or write through the same array: each
-    // operation loads them once, so an operation runs with one value throughout.
-    std::atomic<bool> m_write_empty_chunks{false};
-    std::atomic<corruption_policy> m_on_corruption{corruption_policy::throw_error};
     std::mutex m_meta_mutex;
     std::mutex m_scratch_mutex;
     std::vector<std::unique_ptr<codec::scratch_space>> m_scratch_free;
-
-private:
-    static void check_create_args(const array_metadata& m, char sep, char a, char b)
-    {
-        if (m.shape.size() != m.chunk_shape.size())
-        {
-            throw array_error(array_errc::invalid_argument,
-                              "shape has rank " + std::to_string(m.shape.size()) + " but the chunk shape has rank "
-                                  + std::to_string(m.chunk_shape.size()));
-        }
-        if (sep != a && sep != b)
-        {
-            throw array_error(array_errc::invalid_argument,
-                              std::string("chunk key separator must be '") + a + "' or '" + b + "'");
-        }
-        if (m.dimension_names && m.dimension_names->size() != m.shape.size())
-        {
-            throw array_error(array_errc::invalid_argument,
-                              "dimension_names has " + std::to_string(m.dimension_names->size()) +
-                                  " entries for rank " + std::to_string(m.shape.size()));
-        }
-    }
 
     static std::shared_ptr<array_core> prepare_create(Store& store, const std::string& p, array_metadata m,
                                                       Executor& exec, Limits& limits, bool overwrite)

@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include "../metadata/fill_value.hpp"
+#include "../fill_value.hpp"
 #include "small_vector.hpp"
 
 #include <cstddef>

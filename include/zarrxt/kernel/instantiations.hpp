@@ -36,7 +36,7 @@ using default_core = zarrxt::detail::default_array_core<Store>;
         default_core<Store>&, const region<N>&, std::byte*, const strides_t<N>&, corruption_policy,          \
         problem_list*);                                                                                      \
     ZARRXT_KERNEL_INSTANTIATION void write_region<N, default_core<Store>>(                                   \
-        default_core<Store>&, const region<N>&, const std::byte*, const strides_t<N>&);
+        default_core<Store>&, const region<N>&, const std::byte*, const strides_t<N>&, bool);
 #define ZARRXT_KERNELS_FOR_RANKS(Store)                                                                      \
     ZARRXT_KERNELS_FOR(0, Store)                                                                             \
     ZARRXT_KERNELS_FOR(1, Store)                                                                             \

@@ -564,7 +564,7 @@ private:
 struct read_context
 {
     limit_values limits = limit_values::from(default_limits{});
-    index_cache_base* cache = nullptr;
+    index_cache_ref cache;
     io_counters* counters = nullptr;
     codec::scratch_space* scratch = nullptr;
     corruption_policy on_corruption = corruption_policy::throw_error;
@@ -597,7 +597,7 @@ struct encode_spread
 struct write_context
 {
     limit_values limits = limit_values::from(default_limits{});
-    index_cache_base* cache = nullptr;
+    index_cache_ref cache;
     io_counters* counters = nullptr;
     codec::scratch_space* scratch = nullptr;
     bool write_empty_chunks = false;

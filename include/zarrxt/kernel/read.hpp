@@ -152,7 +152,7 @@ template <std::size_t N, class Core>
 void read_region(Core& core, const region<N>& reg, std::byte* out, const strides_t<N>& out_strides,
                  corruption_policy on_corruption = corruption_policy::throw_error, problem_list* problems = nullptr)
 {
-    const array_metadata& m = core.m_meta;
+    const array_metadata& m = core.metadata();
     if (reg.empty())
     {
         return;
@@ -161,21 +161,21 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
     const bool is_bool = m.dtype == dtype_id::bool_;
     const chunk_range<N> range(m.chunk_shape, reg);
     std::optional<typename std::remove_reference_t<Core>::index_cache_type> local_cache;
-    index_cache_base* cache = core.op_cache(local_cache);
-    typename Core::scratch_lease scratch(core, core.m_exec.concurrency());
-    const std::size_t workers = core.m_exec.concurrency();
+    const index_cache_ref cache = core.op_cache(local_cache);
+    typename Core::scratch_lease scratch(core, core.executor().concurrency());
+    const std::size_t workers = core.executor().concurrency();
     // Each worker holds one batch at a time: batches are cut to an equal share of the operation's
     // budget for bytes in flight.
-    const std::uint64_t budget = std::max<std::uint64_t>(1, core.m_lv.max_bytes_in_flight / workers);
+    const std::uint64_t budget = std::max<std::uint64_t>(1, core.limits().max_bytes_in_flight / workers);
     const box reg_box = box_of(reg);
     const dims chunk_shape(m.chunk_shape);
     auto context = [&](std::size_t worker)
     {
         read_context ctx;
-        ctx.limits = core.m_lv;
+        ctx.limits = core.limits();
         ctx.limits.max_bytes_in_flight = budget;
         ctx.cache = cache;
-        ctx.counters = &core.m_counters;
+        ctx.counters = &core.counters();
         ctx.scratch = &scratch[worker];
         ctx.on_corruption = on_corruption;
         ctx.problems = problems;
@@ -206,7 +206,7 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         return region_sink<N>(out, out_strides, reg, o, width, m.fill, is_bool);
     };
     using reader_type = store_reader<typename Core::store_type>;
-    const auto& chain = core.m_chain;
+    const auto& chain = core.chain();
 
     if (workers > 1 && range.count() < 4 * workers)
     {
@@ -223,15 +223,15 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         }
         std::vector<codec::read_plan> plans(objects);
         std::unique_ptr<std::atomic<bool>[]> changed(new std::atomic<bool>[objects]);
-        core.m_exec.bulk(objects,
-                         [&](std::size_t i, std::size_t worker)
-                         {
-                             readers[i] = std::make_unique<reader_type>(core.m_store, key_of(i));
-                             read_context ctx = context(worker);
-                             changed[i] = !codec::plan_read(chain, *readers[i],
-                                                            clip(reg_box, origin_of(i), chunk_shape),
-                                                            sinks[i], ctx, workers, budget, plans[i]);
-                         });
+        core.executor().bulk(objects,
+                             [&](std::size_t i, std::size_t worker)
+                             {
+                                 readers[i] = std::make_unique<reader_type>(core.store(), key_of(i));
+                                 read_context ctx = context(worker);
+                                 changed[i] = !codec::plan_read(chain, *readers[i],
+                                                                clip(reg_box, origin_of(i), chunk_shape),
+                                                                sinks[i], ctx, workers, budget, plans[i]);
+                             });
         std::vector<std::pair<std::size_t, std::size_t>> batches; // (object, batch)
         for (std::size_t i = 0; i < objects; ++i)
         {
@@ -240,20 +240,20 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
                 batches.emplace_back(i, b);
             }
         }
-        core.m_exec.bulk(batches.size(),
-                         [&](std::size_t t, std::size_t worker)
-                         {
-                             const auto [i, b] = batches[t];
-                             if (changed[i])
+        core.executor().bulk(batches.size(),
+                             [&](std::size_t t, std::size_t worker)
                              {
-                                 return;
-                             }
-                             read_context ctx = context(worker);
-                             if (!codec::read_batch(chain, *readers[i], plans[i], b, sinks[i], ctx))
-                             {
-                                 changed[i] = true;
-                             }
-                         });
+                                 const auto [i, b] = batches[t];
+                                 if (changed[i])
+                                 {
+                                     return;
+                                 }
+                                 read_context ctx = context(worker);
+                                 if (!codec::read_batch(chain, *readers[i], plans[i], b, sinks[i], ctx))
+                                 {
+                                     changed[i] = true;
+                                 }
+                             });
         // An object replaced while its batches were read is read again from the start, on its own
         // (every element it covers is rewritten, so nothing of the older version survives). Usually
         // none is: then no third round of tasks is started.
@@ -265,28 +265,28 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
                 again.push_back(i);
             }
         }
-        core.m_exec.bulk(again.size(),
-                         [&](std::size_t k, std::size_t worker)
-                         {
-                             const std::size_t i = again[k];
-                             reader_type reader(core.m_store, key_of(i));
-                             read_context ctx = context(worker);
-                             codec::read_region(chain, reader, clip(reg_box, origin_of(i), chunk_shape),
-                                                sinks[i], ctx);
-                         });
+        core.executor().bulk(again.size(),
+                             [&](std::size_t k, std::size_t worker)
+                             {
+                                 const std::size_t i = again[k];
+                                 reader_type reader(core.store(), key_of(i));
+                                 read_context ctx = context(worker);
+                                 codec::read_region(chain, reader, clip(reg_box, origin_of(i), chunk_shape),
+                                                    sinks[i], ctx);
+                             });
         return;
     }
 
     // Many objects: one task each, its batches read in turn.
-    core.m_exec.bulk(range.count(),
-                     [&](std::size_t i, std::size_t worker)
-                     {
-                         const dims origin = origin_of(i);
-                         region_sink<N> sink = sink_of(origin);
-                         reader_type reader(core.m_store, key_of(i));
-                         read_context ctx = context(worker);
-                         codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx);
-                     });
+    core.executor().bulk(range.count(),
+                         [&](std::size_t i, std::size_t worker)
+                         {
+                             const dims origin = origin_of(i);
+                             region_sink<N> sink = sink_of(origin);
+                             reader_type reader(core.store(), key_of(i));
+                             read_context ctx = context(worker);
+                             codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx);
+                         });
 }
 
 } // namespace zarrxt::kernel

@@ -26,14 +26,16 @@
 namespace zarrxt::kernel
 {
 
-/// Write `src` (element strides `src_strides`, shaped like `reg`) into `reg`.
+/// Write `src` (element strides `src_strides`, shaped like `reg`) into `reg`. `keep_empty`: store
+/// chunks that hold only the fill value instead of erasing them (the handle's write_empty_chunks).
 ///
 /// One path for every chain: each stored object the region touches is rewritten through the
 /// chain's partial encoder (codec/partial_encode.hpp), under the store's per-key lock.
 template <std::size_t N, class Core>
-void write_region(Core& core, const region<N>& reg, const std::byte* src, const strides_t<N>& src_strides)
+void write_region(Core& core, const region<N>& reg, const std::byte* src, const strides_t<N>& src_strides,
+                  bool keep_empty)
 {
-    const array_metadata& m = core.m_meta;
+    const array_metadata& m = core.metadata();
     if (reg.empty())
     {
         return;
@@ -41,10 +43,9 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
     const std::size_t width = m.element_size();
     const chunk_range<N> range(m.chunk_shape, reg);
     std::optional<typename Core::index_cache_type> local_cache;
-    index_cache_base* cache = core.op_cache(local_cache);
-    typename Core::scratch_lease scratch(core, core.m_exec.concurrency());
-    const auto& chain = core.m_chain;
-    const bool keep_empty = core.m_write_empty_chunks.load(std::memory_order_relaxed); // one value per write
+    const index_cache_ref cache = core.op_cache(local_cache);
+    typename Core::scratch_lease scratch(core, core.executor().concurrency());
+    const auto& chain = core.chain();
     const dims chunk_shape(m.chunk_shape);
     const box reg_box = box_of(reg);
     box array_box{dims(N, 0), dims(N)};
@@ -56,8 +57,8 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
     // budget each when the store has no object handles; a whole chunk is bounded by its own cap.
     const std::uint64_t max_whole =
         chain.partial_encoder() != nullptr
-            ? std::min(core.m_lv.max_chunk_bytes, core.m_lv.max_bytes_in_flight / 2)
-            : core.m_lv.max_chunk_bytes;
+            ? std::min(core.limits().max_chunk_bytes, core.limits().max_bytes_in_flight / 2)
+            : core.limits().max_chunk_bytes;
 
     auto write_one = [&](std::size_t i, std::size_t worker, const encode_spread* spread)
     {
@@ -83,20 +84,20 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
         }
         sv.data = const_cast<std::byte*>(src + src_off * static_cast<std::int64_t>(width));
         const std::string key = core.chunk_key(coords.data(), N);
-        auto lock = core.m_store.lock_key(key);
+        auto lock = core.store().lock_key(key);
 
         write_context ctx;
-        ctx.limits = core.m_lv;
+        ctx.limits = core.limits();
         ctx.cache = cache;
-        ctx.counters = &core.m_counters;
+        ctx.counters = &core.counters();
         ctx.scratch = &scratch[worker];
         ctx.write_empty_chunks = keep_empty;
         ctx.spread = spread;
-        store_object_io<typename Core::store_type> io(core.m_store, key, max_whole);
+        store_object_io<typename Core::store_type> io(core.store(), key, max_whole);
         codec::write_region(chain, io, written, bounds, sv, ctx);
     };
 
-    const std::size_t workers = core.m_exec.concurrency();
+    const std::size_t workers = core.executor().concurrency();
     if (chain.partial_encoder() != nullptr && workers > 1 && range.count() < workers)
     {
         // Fewer shards than workers: the shards are written one after the other and the inner
@@ -112,15 +113,15 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
         encode_spread spread;
         spread.slots = slots;
         spread.run = [&](std::size_t n, const std::function<void(std::size_t)>& fn)
-        { core.m_exec.bulk(n, [&](std::size_t k, std::size_t) { fn(k); }); };
+        { core.executor().bulk(n, [&](std::size_t k, std::size_t) { fn(k); }); };
         for (std::size_t i = 0; i < range.count(); ++i)
         {
             write_one(i, 0, &spread);
         }
         return;
     }
-    core.m_exec.bulk(range.count(),
-                     [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
+    core.executor().bulk(range.count(),
+                         [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
 }
 
 } // namespace zarrxt::kernel

@@ -15,9 +15,9 @@
 #include "../detail/json.hpp"
 #include "../detail/small_vector.hpp"
 #include "../dtype.hpp"
+#include "../fill_value.hpp"
 #include "chunk_key.hpp"
 #include "document.hpp"
-#include "fill_value.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,4 +1,4 @@
-/** @file metadata/fill_value.hpp
+/** @file fill_value.hpp
  *  Fill values: parsing every JSON form Zarr allows into the element's native bytes, and back.
  *
  *  Forms (v3 core spec "fill_value", and zarr-python 2 for v2):
@@ -10,10 +10,10 @@
  */
 #pragma once
 
-#include "../detail/endian.hpp"
-#include "../detail/json.hpp"
-#include "../dtype.hpp"
-#include "../error.hpp"
+#include "detail/endian.hpp"
+#include "detail/json.hpp"
+#include "dtype.hpp"
+#include "error.hpp"
 
 #include <array>
 #include <bit>
@@ -81,10 +81,13 @@ public:
     };
 
     scalar() = default;
-    scalar(bool v) : m_kind(kind::boolean), m_bool(v) {}
+    scalar(bool v)
+        : m_kind(kind::boolean)
+        , m_bool(v)
+    {
+    }
     template <class I>
-        requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
-    scalar(I v)
+    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>) scalar(I v)
     {
         if constexpr (std::is_signed_v<I>)
         {
@@ -97,11 +100,31 @@ public:
             m_uint = v;
         }
     }
-    scalar(float v) : m_kind(kind::floating), m_double(v) {}
-    scalar(double v) : m_kind(kind::floating), m_double(v) {}
-    scalar(float16 v) : m_kind(kind::floating), m_double(static_cast<float>(v)) {}
-    scalar(std::complex<float> v) : m_kind(kind::complex), m_complex(v) {}
-    scalar(std::complex<double> v) : m_kind(kind::complex), m_complex(v) {}
+    scalar(float v)
+        : m_kind(kind::floating)
+        , m_double(v)
+    {
+    }
+    scalar(double v)
+        : m_kind(kind::floating)
+        , m_double(v)
+    {
+    }
+    scalar(float16 v)
+        : m_kind(kind::floating)
+        , m_double(static_cast<float>(v))
+    {
+    }
+    scalar(std::complex<float> v)
+        : m_kind(kind::complex)
+        , m_complex(v)
+    {
+    }
+    scalar(std::complex<double> v)
+        : m_kind(kind::complex)
+        , m_complex(v)
+    {
+    }
     /// Any JSON fill value form, e.g. "NaN" or "0x7fc00000".
     static scalar from_json(json j)
     {
@@ -142,9 +165,9 @@ namespace detail
 
 [[noreturn]] inline void bad_fill(const json& j, dtype_id dtype, std::string_view why)
 {
-    throw metadata_error(metadata_errc::invalid_fill_value, "fill_value " + j.dump() + " is not valid for "
-                                                                + std::string(name(dtype)) + ": "
-                                                                + std::string(why));
+    throw metadata_error(metadata_errc::invalid_fill_value, "fill_value " + j.dump() + " is not valid for " +
+                                                                std::string(name(dtype)) + ": " +
+                                                                std::string(why));
 }
 
 inline std::uint64_t parse_hex_bits(const json& j, dtype_id dtype, std::size_t bytes)
@@ -379,69 +402,69 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
     }
     switch (dtype)
     {
-    case dtype_id::bool_:
-    {
-        bool b = false;
-        if (j.is_boolean())
+        case dtype_id::bool_:
         {
-            b = j.get<bool>();
+            bool b = false;
+            if (j.is_boolean())
+            {
+                b = j.get<bool>();
+            }
+            else if (j.is_number_integer() && (j.get<std::int64_t>() == 0 || j.get<std::int64_t>() == 1))
+            {
+                b = j.get<std::int64_t>() == 1;
+            }
+            else
+            {
+                detail::bad_fill(j, dtype, "expected true or false");
+            }
+            std::memcpy(out, &b, 1);
+            break;
         }
-        else if (j.is_number_integer() && (j.get<std::int64_t>() == 0 || j.get<std::int64_t>() == 1))
+        case dtype_id::int8:
+            detail::parse_integer<std::int8_t>(j, dtype, out);
+            break;
+        case dtype_id::int16:
+            detail::parse_integer<std::int16_t>(j, dtype, out);
+            break;
+        case dtype_id::int32:
+            detail::parse_integer<std::int32_t>(j, dtype, out);
+            break;
+        case dtype_id::int64:
+            detail::parse_integer<std::int64_t>(j, dtype, out);
+            break;
+        case dtype_id::uint8:
+            detail::parse_integer<std::uint8_t>(j, dtype, out);
+            break;
+        case dtype_id::uint16:
+            detail::parse_integer<std::uint16_t>(j, dtype, out);
+            break;
+        case dtype_id::uint32:
+            detail::parse_integer<std::uint32_t>(j, dtype, out);
+            break;
+        case dtype_id::uint64:
+            detail::parse_integer<std::uint64_t>(j, dtype, out);
+            break;
+        case dtype_id::float16:
+            detail::parse_float_component(j, dtype, 2, out);
+            break;
+        case dtype_id::float32:
+            detail::parse_float_component(j, dtype, 4, out);
+            break;
+        case dtype_id::float64:
+            detail::parse_float_component(j, dtype, 8, out);
+            break;
+        case dtype_id::complex64:
+        case dtype_id::complex128:
         {
-            b = j.get<std::int64_t>() == 1;
+            const std::size_t w = info(dtype).word;
+            if (!j.is_array() || j.size() != 2)
+            {
+                detail::bad_fill(j, dtype, "expected [real, imaginary]");
+            }
+            detail::parse_float_component(j[0], dtype, w, out);
+            detail::parse_float_component(j[1], dtype, w, out + w);
+            break;
         }
-        else
-        {
-            detail::bad_fill(j, dtype, "expected true or false");
-        }
-        std::memcpy(out, &b, 1);
-        break;
-    }
-    case dtype_id::int8:
-        detail::parse_integer<std::int8_t>(j, dtype, out);
-        break;
-    case dtype_id::int16:
-        detail::parse_integer<std::int16_t>(j, dtype, out);
-        break;
-    case dtype_id::int32:
-        detail::parse_integer<std::int32_t>(j, dtype, out);
-        break;
-    case dtype_id::int64:
-        detail::parse_integer<std::int64_t>(j, dtype, out);
-        break;
-    case dtype_id::uint8:
-        detail::parse_integer<std::uint8_t>(j, dtype, out);
-        break;
-    case dtype_id::uint16:
-        detail::parse_integer<std::uint16_t>(j, dtype, out);
-        break;
-    case dtype_id::uint32:
-        detail::parse_integer<std::uint32_t>(j, dtype, out);
-        break;
-    case dtype_id::uint64:
-        detail::parse_integer<std::uint64_t>(j, dtype, out);
-        break;
-    case dtype_id::float16:
-        detail::parse_float_component(j, dtype, 2, out);
-        break;
-    case dtype_id::float32:
-        detail::parse_float_component(j, dtype, 4, out);
-        break;
-    case dtype_id::float64:
-        detail::parse_float_component(j, dtype, 8, out);
-        break;
-    case dtype_id::complex64:
-    case dtype_id::complex128:
-    {
-        const std::size_t w = info(dtype).word;
-        if (!j.is_array() || j.size() != 2)
-        {
-            detail::bad_fill(j, dtype, "expected [real, imaginary]");
-        }
-        detail::parse_float_component(j[0], dtype, w, out);
-        detail::parse_float_component(j[1], dtype, w, out + w);
-        break;
-    }
     }
     return f;
 }
@@ -454,37 +477,37 @@ inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_for
     }
     switch (dtype)
     {
-    case dtype_id::bool_:
-        return f.as<bool>();
-    case dtype_id::int8:
-        return f.as<std::int8_t>();
-    case dtype_id::int16:
-        return f.as<std::int16_t>();
-    case dtype_id::int32:
-        return f.as<std::int32_t>();
-    case dtype_id::int64:
-        return f.as<std::int64_t>();
-    case dtype_id::uint8:
-        return f.as<std::uint8_t>();
-    case dtype_id::uint16:
-        return f.as<std::uint16_t>();
-    case dtype_id::uint32:
-        return f.as<std::uint32_t>();
-    case dtype_id::uint64:
-        return f.as<std::uint64_t>();
-    case dtype_id::float16:
-        return detail::float_component_to_json(f.bytes.data(), 2);
-    case dtype_id::float32:
-        return detail::float_component_to_json(f.bytes.data(), 4);
-    case dtype_id::float64:
-        return detail::float_component_to_json(f.bytes.data(), 8);
-    case dtype_id::complex64:
-    case dtype_id::complex128:
-    {
-        const std::size_t w = info(dtype).word;
-        return json::array({detail::float_component_to_json(f.bytes.data(), w),
-                            detail::float_component_to_json(f.bytes.data() + w, w)});
-    }
+        case dtype_id::bool_:
+            return f.as<bool>();
+        case dtype_id::int8:
+            return f.as<std::int8_t>();
+        case dtype_id::int16:
+            return f.as<std::int16_t>();
+        case dtype_id::int32:
+            return f.as<std::int32_t>();
+        case dtype_id::int64:
+            return f.as<std::int64_t>();
+        case dtype_id::uint8:
+            return f.as<std::uint8_t>();
+        case dtype_id::uint16:
+            return f.as<std::uint16_t>();
+        case dtype_id::uint32:
+            return f.as<std::uint32_t>();
+        case dtype_id::uint64:
+            return f.as<std::uint64_t>();
+        case dtype_id::float16:
+            return detail::float_component_to_json(f.bytes.data(), 2);
+        case dtype_id::float32:
+            return detail::float_component_to_json(f.bytes.data(), 4);
+        case dtype_id::float64:
+            return detail::float_component_to_json(f.bytes.data(), 8);
+        case dtype_id::complex64:
+        case dtype_id::complex128:
+        {
+            const std::size_t w = info(dtype).word;
+            return json::array({detail::float_component_to_json(f.bytes.data(), w),
+                                detail::float_component_to_json(f.bytes.data() + w, w)});
+        }
     }
     return nullptr;
 }
@@ -493,28 +516,28 @@ inline json scalar::to_json() const
 {
     switch (m_kind)
     {
-    case kind::none:
-        return nullptr;
-    case kind::boolean:
-        return m_bool;
-    case kind::signed_int:
-        return m_int;
-    case kind::unsigned_int:
-        return m_uint;
-    case kind::floating:
-    {
-        const std::byte* p = reinterpret_cast<const std::byte*>(&m_double);
-        return detail::float_component_to_json(p, 8);
-    }
-    case kind::complex:
-    {
-        const double re = m_complex.real();
-        const double im = m_complex.imag();
-        return json::array({detail::float_component_to_json(reinterpret_cast<const std::byte*>(&re), 8),
-                            detail::float_component_to_json(reinterpret_cast<const std::byte*>(&im), 8)});
-    }
-    case kind::json_value:
-        return m_json;
+        case kind::none:
+            return nullptr;
+        case kind::boolean:
+            return m_bool;
+        case kind::signed_int:
+            return m_int;
+        case kind::unsigned_int:
+            return m_uint;
+        case kind::floating:
+        {
+            const std::byte* p = reinterpret_cast<const std::byte*>(&m_double);
+            return detail::float_component_to_json(p, 8);
+        }
+        case kind::complex:
+        {
+            const double re = m_complex.real();
+            const double im = m_complex.imag();
+            return json::array({detail::float_component_to_json(reinterpret_cast<const std::byte*>(&re), 8),
+                                detail::float_component_to_json(reinterpret_cast<const std::byte*>(&im), 8)});
+        }
+        case kind::json_value:
+            return m_json;
     }
     return nullptr;
 }

@@ -1,7 +1,9 @@
-/** @file codec/shard_index.hpp
+/** @file codec/sharding_indexed/index_format.hpp
  *  The decoded form of a shard index (sharding_indexed): the table of (offset, nbytes) pairs that
  *  locates every inner chunk of one shard, validated before use, with the generation of the shard
- *  it was read from. The sharding codec reads and writes it; index caches hold it.
+ *  it was read from. The sharding codec reads and writes it; index caches hold it, which is why it
+ *  is plain data depending on nothing of the codec (cache/index_cache.hpp includes it alone).
+ *  Reading and validating an index is sharding_indexed/index.hpp.
  */
 #pragma once
 

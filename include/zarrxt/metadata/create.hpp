@@ -1,0 +1,135 @@
+/** @file metadata/create.hpp
+ *  The metadata of a new array, from the creation options: checked as a reader would check it
+ *  (the document is built, then parsed by the same code that parses stored documents), so an
+ *  array zarrxt creates is one zarrxt (and any reader of the spec) can open. Storing it is the
+ *  caller's job (detail/array_core.hpp); this header knows nothing of stores.
+ */
+#pragma once
+
+#include "../error.hpp"
+#include "../options.hpp"
+#include "array_metadata.hpp"
+#include "v2.hpp"
+#include "v3.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace zarrxt
+{
+
+namespace detail
+{
+
+/// Arguments no document parser sees (they choose how the document is written) or that a parser
+/// would report less helpfully than "you passed ...".
+inline void check_create_args(const array_metadata& m, char sep, char a, char b)
+{
+    if (m.shape.size() != m.chunk_shape.size())
+    {
+        throw array_error(array_errc::invalid_argument, "shape has rank " + std::to_string(m.shape.size()) +
+                                                            " but the chunk shape has rank " +
+                                                            std::to_string(m.chunk_shape.size()));
+    }
+    if (sep != a && sep != b)
+    {
+        throw array_error(array_errc::invalid_argument,
+                          std::string("chunk key separator must be '") + a + "' or '" + b + "'");
+    }
+    if (m.dimension_names && m.dimension_names->size() != m.shape.size())
+    {
+        throw array_error(array_errc::invalid_argument,
+                          "dimension_names has " + std::to_string(m.dimension_names->size()) +
+                              " entries for rank " + std::to_string(m.shape.size()));
+    }
+}
+
+} // namespace detail
+
+/// The metadata of a new v3 array of `dtype`. `document_key` (the zarr.json to be written) names
+/// the document in errors about its content, as opening it would.
+inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id dtype, const v3_options& o)
+{
+    array_metadata m;
+    m.zarr_format = 3;
+    m.shape = o.shape;
+    m.chunk_shape = o.chunk_shape;
+    m.dtype = dtype;
+    m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
+                                              : chunk_key_encoding::kind::default_,
+                      o.separator};
+    m.fill = o.fill_value.empty()
+                 ? fill_value{}
+                 : detail::with_key_context(document_key, [&]
+                                            { return parse_fill_value(o.fill_value.to_json(), dtype, 3); });
+    m.codecs = o.codecs;
+    m.dimension_names = o.dimension_names;
+    m.attributes = o.attributes;
+    detail::check_create_args(m, o.separator, '/', '.');
+    return detail::with_key_context(document_key,
+                                    [&]
+                                    {
+                                        const json doc = make_v3_array_document(m);
+                                        return parse_v3_array(doc); // the same validation a reader applies
+                                    });
+}
+
+/// The metadata of a new v2 array of `dtype`; `document_key` is the .zarray to be written. v2
+/// attributes that carry metadata (`_ARRAY_DIMENSIONS`, NCZarr's fill value) are read the way
+/// opening the array reads them.
+inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id dtype, const v2_options& o)
+{
+    if (o.order != 'C' && o.order != 'F')
+    {
+        throw array_error(array_errc::invalid_argument, "v2 order must be 'C' or 'F'");
+    }
+    fill_value f = o.fill_value.empty() ? fill_value{} : parse_fill_value(o.fill_value.to_json(), dtype, 2);
+    f.is_null = o.null_fill_value;
+    array_metadata probe;
+    probe.shape = o.shape;
+    probe.chunk_shape = o.chunks;
+    probe.dtype = dtype;
+    probe.dimension_names = o.dimension_names;
+    detail::check_create_args(probe, o.dimension_separator, '.', '/');
+    if (o.dimension_names && o.attributes.is_object() && o.attributes.contains(v2_dimension_names_attribute))
+    {
+        throw array_error(array_errc::invalid_argument,
+                          "dimension names given twice: as dimension_names and as the \"_ARRAY_DIMENSIONS\" "
+                          "attribute");
+    }
+    v2_layout layout;
+    layout.order = o.order;
+    layout.big_endian = o.big_endian;
+    layout.dimension_separator = o.dimension_separator;
+    layout.compressor = o.compressor;
+    layout.filters = o.filters;
+    return detail::with_key_context(document_key,
+                                    [&]
+                                    {
+                                        const json doc =
+                                            make_v2_array_document(o.shape, o.chunks, dtype, f, layout);
+                                        array_metadata parsed = parse_v2_array(doc);
+                                        parsed.attributes = o.attributes;
+                                        parsed.dimension_names = o.dimension_names;
+                                        // The attributes mean what they mean when the array is opened.
+                                        lift_v2_dimension_names(parsed);
+                                        adopt_v2_fill_value_attribute(parsed);
+                                        return parsed;
+                                    });
+}
+
+/// After the chain is bound: record its codecs as the bound codecs state them (defaults filled
+/// in), in the document to be written and in the parsed metadata.
+inline void adopt_bound_codecs(array_metadata& m, std::vector<codec_spec> bound)
+{
+    json codecs = json::array();
+    for (const auto& s : bound)
+    {
+        codecs.push_back(s.to_json());
+    }
+    m.document["codecs"] = std::move(codecs);
+    m.codecs = std::move(bound);
+}
+
+} // namespace zarrxt
