@@ -336,7 +336,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const re
         strides[d] = acc;
         acc *= static_cast<std::int64_t>(r.extent[d]);
     }
-    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(out), strides, m_settings.on_corruption);
+    m_core->template read<N>(r, reinterpret_cast<std::byte*>(out), strides, m_settings.on_corruption);
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -354,8 +354,8 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_checked(cons
     }
     checked_read result{tensor_type::from_shape(shape), {}};
     problem_list problems;
-    kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(result.data.data()), strides,
-                           corruption_policy::collect, &problems);
+    m_core->template read<N>(r, reinterpret_cast<std::byte*>(result.data.data()), strides,
+                             corruption_policy::collect, &problems);
     result.problems = problems.take();
     return result;
 }
@@ -370,8 +370,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
     if constexpr (detail::strided_destination<D> && std::is_same_v<std::decay_t<decltype(*dest.data())>, T>)
     {
         auto strides = detail::to_strides<N>(dest.strides());
-        kernel::read_region<N>(*m_core, r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()),
-                               strides, m_settings.on_corruption);
+        m_core->template read<N>(r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()), strides,
+                                 m_settings.on_corruption);
     }
     else
     {
@@ -392,9 +392,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(
     {
         // A container or strided view: write from its memory without a copy.
         auto strides = detail::to_strides<N>(expr.strides());
-        kernel::write_region<N>(*m_core, r,
-                                reinterpret_cast<const std::byte*>(expr.data() + expr.data_offset()), strides,
-                                m_settings.write_empty_chunks);
+        m_core->template write<N>(r, reinterpret_cast<const std::byte*>(expr.data() + expr.data_offset()),
+                                  strides, m_settings.write_empty_chunks);
     }
     else
     {
@@ -415,8 +414,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(
         strides[d] = acc;
         acc *= static_cast<std::int64_t>(r.extent[d]);
     }
-    kernel::write_region<N>(*m_core, r, reinterpret_cast<const std::byte*>(data), strides,
-                            m_settings.write_empty_chunks);
+    m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), strides,
+                              m_settings.write_empty_chunks);
 }
 
 } // namespace zarrxt

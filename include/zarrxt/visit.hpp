@@ -76,10 +76,10 @@ public:
                       [&](auto n, const auto& r)
                       {
                           check_limit("max_read_elements", r.elements(), m_core->limits().max_read_elements);
-                          kernel::read_region<n.value>(*m_core, r, out, c_strides<n.value>(r),
-                                                       problems != nullptr ? corruption_policy::collect
-                                                                           : m_settings.on_corruption,
-                                                       problems);
+                          m_core->template read<n.value>(r, out, c_strides<n.value>(r),
+                                                         problems != nullptr ? corruption_policy::collect
+                                                                             : m_settings.on_corruption,
+                                                         problems);
                       });
     }
 
@@ -89,8 +89,8 @@ public:
     {
         dispatch_rank(offset, extent,
                       [&](auto n, const auto& r) {
-                          kernel::write_region<n.value>(*m_core, r, in, c_strides<n.value>(r),
-                                                        m_settings.write_empty_chunks);
+                          m_core->template write<n.value>(r, in, c_strides<n.value>(r),
+                                                          m_settings.write_empty_chunks);
                       });
     }
 

@@ -55,8 +55,8 @@ bool read(core_type& core, const zx::region<N>& r, zx::corruption_policy policy,
             zx::check_limit("max_read_elements", r.elements(), core.limits().max_read_elements);
             out.resize_discard(static_cast<std::size_t>(r.elements() * core.metadata().element_size()));
             zx::problem_list problems;
-            zx::kernel::read_region<N>(core, r, out.data(), c_strides(r), policy,
-                                       policy == zx::corruption_policy::collect ? &problems : nullptr);
+            core.template read<N>(r, out.data(), c_strides(r), policy,
+                                  policy == zx::corruption_policy::collect ? &problems : nullptr);
             if (core.metadata().dtype == zx::dtype_id::bool_)
             {
                 for (std::size_t i = 0; i < out.size(); ++i)
@@ -173,9 +173,7 @@ void exercise(core_type& core, const control& c)
         const auto v = static_cast<std::uint8_t>(i * 131 + c.flags);
         pattern.data()[i] = static_cast<std::byte>(core.metadata().dtype == zx::dtype_id::bool_ ? v & 1 : v);
     }
-    if (!guarded(
-            [&]
-            { zx::kernel::write_region<N>(core, sub, pattern.data(), c_strides(sub), (c.flags & 4) != 0); }))
+    if (!guarded([&] { core.template write<N>(sub, pattern.data(), c_strides(sub), (c.flags & 4) != 0); }))
     {
         return;
     }

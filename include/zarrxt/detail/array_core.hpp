@@ -12,6 +12,9 @@
 #include "../corruption.hpp"
 #include "../exec/executor.hpp"
 #include "../io_counters.hpp"
+#include "../kernel/env.hpp"
+#include "../kernel/read.hpp"
+#include "../kernel/write.hpp"
 #include "../limits.hpp"
 #include "../metadata/bind_chain.hpp"
 #include "../metadata/create.hpp"
@@ -142,72 +145,38 @@ public:
 
     std::string chunk_key(const std::uint64_t* coords, std::size_t rank) const
     {
-        std::string k;
-        k.reserve(m_path.size() + 8 + rank * 4);
-        k += m_path;
-        if (!m_path.empty())
-        {
-            k += '/';
-        }
-        m_meta.key_encoding.append_key(std::span<const std::uint64_t>(coords, rank), k);
-        return k;
+        return kernel::chunk_key_of(m_path, m_meta, coords, rank);
     }
 
-    /// The index cache for one operation: a fresh one (per-operation policies) or the shared one.
-    index_cache_ref op_cache(std::optional<IndexCache>& local)
+    /// Call f(env) with the kernel environment of one operation (kernel/env.hpp): the store,
+    /// executor and index cache reached through references, so the kernels f calls are compiled
+    /// per rank and chain only. A per-operation index cache lives for this call.
+    template <class F>
+    decltype(auto) run(F&& f)
     {
-        if constexpr (IndexCache::per_operation)
-        {
-            return local.emplace();
-        }
-        else
-        {
-            return m_cache;
-        }
+        std::optional<IndexCache> local;
+        kernel::store_access_for<Store> store(m_store);
+        const kernel::kernel_env<chain_type> env{
+            m_meta,    m_path, m_chain, m_lv, m_counters, op_cache(local), executor_ref(m_exec),
+            m_scratch, store};
+        return f(env);
     }
 
-    /// Scratch spaces for the workers of one operation, returned to the pool afterwards.
-    class scratch_lease
+    /// Read `r` into `out` (element strides `strides`) through the read kernel.
+    template <std::size_t N>
+    void read(const region<N>& r, std::byte* out, const kernel::strides_t<N>& strides,
+              corruption_policy on_corruption, problem_list* problems = nullptr)
     {
-    public:
-        scratch_lease(array_core& c, std::size_t n) : m_core(c)
-        {
-            std::lock_guard<std::mutex> g(c.m_scratch_mutex);
-            for (std::size_t i = 0; i < n; ++i)
-            {
-                if (!c.m_scratch_free.empty())
-                {
-                    m_items.push_back(std::move(c.m_scratch_free.back()));
-                    c.m_scratch_free.pop_back();
-                }
-                else
-                {
-                    m_items.push_back(std::make_unique<codec::scratch_space>());
-                }
-            }
-        }
-        scratch_lease(const scratch_lease&) = delete;
-        scratch_lease& operator=(const scratch_lease&) = delete;
-        ~scratch_lease()
-        {
-            std::lock_guard<std::mutex> g(m_core.m_scratch_mutex);
-            // Keep at most a few spaces: they hold chunk-sized buffers. Large I/O buffers (batches
-            // of a shard's inner chunks, reused within the operation) are released.
-            for (auto& s : m_items)
-            {
-                s->release_large_buffers(std::size_t{16} << 20);
-                if (m_core.m_scratch_free.size() < 16)
-                {
-                    m_core.m_scratch_free.push_back(std::move(s));
-                }
-            }
-        }
-        codec::scratch_space& operator[](std::size_t i) { return *m_items[i]; }
+        run([&](const auto& env) { kernel::read_region<N>(env, r, out, strides, on_corruption, problems); });
+    }
 
-    private:
-        array_core& m_core;
-        std::vector<std::unique_ptr<codec::scratch_space>> m_items;
-    };
+    /// Write `src` (element strides `strides`, shaped like `r`) into `r` through the write kernel.
+    template <std::size_t N>
+    void write(const region<N>& r, const std::byte* src, const kernel::strides_t<N>& strides,
+               bool write_empty_chunks)
+    {
+        run([&](const auto& env) { kernel::write_region<N>(env, r, src, strides, write_empty_chunks); });
+    }
 
     /// Replace the attributes and write the metadata document. In v2 a well-formed
     /// `_ARRAY_DIMENSIONS` member among them replaces the dimension names.
@@ -247,8 +216,20 @@ private:
     io_counters m_counters;
     IndexCache m_cache; // used when the policy is not per-operation
     std::mutex m_meta_mutex;
-    std::mutex m_scratch_mutex;
-    std::vector<std::unique_ptr<codec::scratch_space>> m_scratch_free;
+    kernel::scratch_pool m_scratch;
+
+    /// The index cache for one operation: a fresh one (per-operation policies) or the shared one.
+    index_cache_ref op_cache(std::optional<IndexCache>& local)
+    {
+        if constexpr (IndexCache::per_operation)
+        {
+            return local.emplace();
+        }
+        else
+        {
+            return m_cache;
+        }
+    }
 
     static std::shared_ptr<array_core> prepare_create(Store& store, const std::string& p, array_metadata m,
                                                       Executor& exec, Limits& limits, bool overwrite)

@@ -9,8 +9,8 @@
 #pragma once
 
 #include "../codec/sharding_indexed.hpp"
-#include "../detail/array_core.hpp"
 #include "../region.hpp"
+#include "env.hpp"
 #include "grid.hpp"
 #include "io.hpp"
 #include "scatter.hpp"
@@ -148,11 +148,13 @@ private:
 /// One path for every chain: each stored object the region touches is read through the chain's
 /// partial decoder (codec/partial_decode.hpp): planned into batches of byte ranges, each fetched
 /// and decoded into the destination.
-template <std::size_t N, class Core>
-void read_region(Core& core, const region<N>& reg, std::byte* out, const strides_t<N>& out_strides,
-                 corruption_policy on_corruption = corruption_policy::throw_error, problem_list* problems = nullptr)
+template <std::size_t N, class Chain>
+void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* out,
+                 const strides_t<N>& out_strides,
+                 corruption_policy on_corruption = corruption_policy::throw_error,
+                 problem_list* problems = nullptr)
 {
-    const array_metadata& m = core.metadata();
+    const array_metadata& m = env.meta;
     if (reg.empty())
     {
         return;
@@ -160,22 +162,20 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
     const std::size_t width = m.element_size();
     const bool is_bool = m.dtype == dtype_id::bool_;
     const chunk_range<N> range(m.chunk_shape, reg);
-    std::optional<typename std::remove_reference_t<Core>::index_cache_type> local_cache;
-    const index_cache_ref cache = core.op_cache(local_cache);
-    typename Core::scratch_lease scratch(core, core.executor().concurrency());
-    const std::size_t workers = core.executor().concurrency();
+    const std::size_t workers = env.exec.concurrency();
+    scratch_pool::lease scratch(env.scratch, workers);
     // Each worker holds one batch at a time: batches are cut to an equal share of the operation's
     // budget for bytes in flight.
-    const std::uint64_t budget = std::max<std::uint64_t>(1, core.limits().max_bytes_in_flight / workers);
+    const std::uint64_t budget = std::max<std::uint64_t>(1, env.limits.max_bytes_in_flight / workers);
     const box reg_box = box_of(reg);
     const dims chunk_shape(m.chunk_shape);
     auto context = [&](std::size_t worker)
     {
         read_context ctx;
-        ctx.limits = core.limits();
+        ctx.limits = env.limits;
         ctx.limits.max_bytes_in_flight = budget;
-        ctx.cache = cache;
-        ctx.counters = &core.counters();
+        ctx.cache = env.cache;
+        ctx.counters = &env.counters;
         ctx.scratch = &scratch[worker];
         ctx.on_corruption = on_corruption;
         ctx.problems = problems;
@@ -194,7 +194,7 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
     auto key_of = [&](std::size_t i)
     {
         const extents_t<N> coords = range.coords(i);
-        return core.chunk_key(coords.data(), N);
+        return env.chunk_key(coords.data(), N);
     };
     auto sink_of = [&](const dims& origin)
     {
@@ -205,8 +205,7 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         }
         return region_sink<N>(out, out_strides, reg, o, width, m.fill, is_bool);
     };
-    using reader_type = store_reader<typename Core::store_type>;
-    const auto& chain = core.chain();
+    const Chain& chain = env.chain;
 
     if (workers > 1 && range.count() < 4 * workers)
     {
@@ -214,7 +213,7 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         // worker each, then spread all their batches over every worker, so one object decodes on
         // all cores.
         const std::size_t objects = range.count();
-        std::vector<std::unique_ptr<reader_type>> readers(objects);
+        std::vector<std::unique_ptr<range_reader>> readers(objects);
         std::vector<region_sink<N>> sinks;
         sinks.reserve(objects);
         for (std::size_t i = 0; i < objects; ++i)
@@ -223,15 +222,15 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
         }
         std::vector<codec::read_plan> plans(objects);
         std::unique_ptr<std::atomic<bool>[]> changed(new std::atomic<bool>[objects]);
-        core.executor().bulk(objects,
-                             [&](std::size_t i, std::size_t worker)
-                             {
-                                 readers[i] = std::make_unique<reader_type>(core.store(), key_of(i));
-                                 read_context ctx = context(worker);
-                                 changed[i] = !codec::plan_read(chain, *readers[i],
-                                                                clip(reg_box, origin_of(i), chunk_shape),
-                                                                sinks[i], ctx, workers, budget, plans[i]);
-                             });
+        env.exec.bulk(objects,
+                      [&](std::size_t i, std::size_t worker)
+                      {
+                          readers[i] = env.store.open_reader(key_of(i));
+                          read_context ctx = context(worker);
+                          changed[i] =
+                              !codec::plan_read(chain, *readers[i], clip(reg_box, origin_of(i), chunk_shape),
+                                                sinks[i], ctx, workers, budget, plans[i]);
+                      });
         std::vector<std::pair<std::size_t, std::size_t>> batches; // (object, batch)
         for (std::size_t i = 0; i < objects; ++i)
         {
@@ -240,20 +239,20 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
                 batches.emplace_back(i, b);
             }
         }
-        core.executor().bulk(batches.size(),
-                             [&](std::size_t t, std::size_t worker)
-                             {
-                                 const auto [i, b] = batches[t];
-                                 if (changed[i])
-                                 {
-                                     return;
-                                 }
-                                 read_context ctx = context(worker);
-                                 if (!codec::read_batch(chain, *readers[i], plans[i], b, sinks[i], ctx))
-                                 {
-                                     changed[i] = true;
-                                 }
-                             });
+        env.exec.bulk(batches.size(),
+                      [&](std::size_t t, std::size_t worker)
+                      {
+                          const auto [i, b] = batches[t];
+                          if (changed[i])
+                          {
+                              return;
+                          }
+                          read_context ctx = context(worker);
+                          if (!codec::read_batch(chain, *readers[i], plans[i], b, sinks[i], ctx))
+                          {
+                              changed[i] = true;
+                          }
+                      });
         // An object replaced while its batches were read is read again from the start, on its own
         // (every element it covers is rewritten, so nothing of the older version survives). Usually
         // none is: then no third round of tasks is started.
@@ -265,28 +264,33 @@ void read_region(Core& core, const region<N>& reg, std::byte* out, const strides
                 again.push_back(i);
             }
         }
-        core.executor().bulk(again.size(),
-                             [&](std::size_t k, std::size_t worker)
-                             {
-                                 const std::size_t i = again[k];
-                                 reader_type reader(core.store(), key_of(i));
-                                 read_context ctx = context(worker);
-                                 codec::read_region(chain, reader, clip(reg_box, origin_of(i), chunk_shape),
-                                                    sinks[i], ctx);
-                             });
+        env.exec.bulk(again.size(),
+                      [&](std::size_t k, std::size_t worker)
+                      {
+                          const std::size_t i = again[k];
+                          read_context ctx = context(worker);
+                          env.store.read_object(
+                              key_of(i),
+                              [&](range_reader& reader) {
+                                  codec::read_region(chain, reader, clip(reg_box, origin_of(i), chunk_shape),
+                                                     sinks[i], ctx);
+                              });
+                      });
         return;
     }
 
     // Many objects: one task each, its batches read in turn.
-    core.executor().bulk(range.count(),
-                         [&](std::size_t i, std::size_t worker)
-                         {
-                             const dims origin = origin_of(i);
-                             region_sink<N> sink = sink_of(origin);
-                             reader_type reader(core.store(), key_of(i));
-                             read_context ctx = context(worker);
-                             codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx);
-                         });
+    env.exec.bulk(
+        range.count(),
+        [&](std::size_t i, std::size_t worker)
+        {
+            const dims origin = origin_of(i);
+            region_sink<N> sink = sink_of(origin);
+            read_context ctx = context(worker);
+            env.store.read_object(
+                key_of(i), [&](range_reader& reader)
+                { codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx); });
+        });
 }
 
 } // namespace zarrxt::kernel

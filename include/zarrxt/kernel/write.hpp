@@ -17,8 +17,8 @@
 
 #include "../codec/partial_encode.hpp"
 #include "../codec/sharding_indexed.hpp"
-#include "../detail/array_core.hpp"
 #include "../region.hpp"
+#include "env.hpp"
 #include "grid.hpp"
 #include "io.hpp"
 #include "scatter.hpp"
@@ -31,21 +31,19 @@ namespace zarrxt::kernel
 ///
 /// One path for every chain: each stored object the region touches is rewritten through the
 /// chain's partial encoder (codec/partial_encode.hpp), under the store's per-key lock.
-template <std::size_t N, class Core>
-void write_region(Core& core, const region<N>& reg, const std::byte* src, const strides_t<N>& src_strides,
-                  bool keep_empty)
+template <std::size_t N, class Chain>
+void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std::byte* src,
+                  const strides_t<N>& src_strides, bool keep_empty)
 {
-    const array_metadata& m = core.metadata();
+    const array_metadata& m = env.meta;
     if (reg.empty())
     {
         return;
     }
     const std::size_t width = m.element_size();
     const chunk_range<N> range(m.chunk_shape, reg);
-    std::optional<typename Core::index_cache_type> local_cache;
-    const index_cache_ref cache = core.op_cache(local_cache);
-    typename Core::scratch_lease scratch(core, core.executor().concurrency());
-    const auto& chain = core.chain();
+    scratch_pool::lease scratch(env.scratch, env.exec.concurrency());
+    const Chain& chain = env.chain;
     const dims chunk_shape(m.chunk_shape);
     const box reg_box = box_of(reg);
     box array_box{dims(N, 0), dims(N)};
@@ -57,8 +55,8 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
     // budget each when the store has no object handles; a whole chunk is bounded by its own cap.
     const std::uint64_t max_whole =
         chain.partial_encoder() != nullptr
-            ? std::min(core.limits().max_chunk_bytes, core.limits().max_bytes_in_flight / 2)
-            : core.limits().max_chunk_bytes;
+            ? std::min(env.limits.max_chunk_bytes, env.limits.max_bytes_in_flight / 2)
+            : env.limits.max_chunk_bytes;
 
     auto write_one = [&](std::size_t i, std::size_t worker, const encode_spread* spread)
     {
@@ -83,28 +81,28 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
                 static_cast<std::int64_t>(origin[d] + written.offset[d] - reg.offset[d]) * src_strides[d];
         }
         sv.data = const_cast<std::byte*>(src + src_off * static_cast<std::int64_t>(width));
-        const std::string key = core.chunk_key(coords.data(), N);
-        auto lock = core.store().lock_key(key);
+        std::string key = env.chunk_key(coords.data(), N);
 
         write_context ctx;
-        ctx.limits = core.limits();
-        ctx.cache = cache;
-        ctx.counters = &core.counters();
+        ctx.limits = env.limits;
+        ctx.cache = env.cache;
+        ctx.counters = &env.counters;
         ctx.scratch = &scratch[worker];
         ctx.write_empty_chunks = keep_empty;
         ctx.spread = spread;
-        store_object_io<typename Core::store_type> io(core.store(), key, max_whole);
-        codec::write_region(chain, io, written, bounds, sv, ctx);
+        env.store.write_object(std::move(key), max_whole,
+                               [&](object_io& io)
+                               { codec::write_region(chain, io, written, bounds, sv, ctx); });
     };
 
-    const std::size_t workers = core.executor().concurrency();
+    const std::size_t workers = env.exec.concurrency();
     if (chain.partial_encoder() != nullptr && workers > 1 && range.count() < workers)
     {
         // Fewer shards than workers: the shards are written one after the other and the inner
         // chunks of each are encoded by all the workers, a window of them at a time (each job in
         // its own scratch slot), and streamed to the store in order.
         const std::size_t nslots = 2 * workers;
-        typename Core::scratch_lease slot_lease(core, nslots);
+        scratch_pool::lease slot_lease(env.scratch, nslots);
         std::vector<codec::scratch_space*> slots(nslots);
         for (std::size_t k = 0; k < nslots; ++k)
         {
@@ -113,15 +111,14 @@ void write_region(Core& core, const region<N>& reg, const std::byte* src, const 
         encode_spread spread;
         spread.slots = slots;
         spread.run = [&](std::size_t n, const std::function<void(std::size_t)>& fn)
-        { core.executor().bulk(n, [&](std::size_t k, std::size_t) { fn(k); }); };
+        { env.exec.bulk(n, [&](std::size_t k, std::size_t) { fn(k); }); };
         for (std::size_t i = 0; i < range.count(); ++i)
         {
             write_one(i, 0, &spread);
         }
         return;
     }
-    core.executor().bulk(range.count(),
-                         [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
+    env.exec.bulk(range.count(), [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
 }
 
 } // namespace zarrxt::kernel

@@ -1,0 +1,176 @@
+/** @file kernel/env.hpp
+ *  What a read or write kernel sees of an array: its metadata, bound chain, limits, counters, the
+ *  operation's index cache, and the store, executor and scratch pool through references. Only the
+ *  chain keeps its type (the kernels call it per chunk, where static dispatch pays), so a kernel is
+ *  instantiated once per rank and chain, not once per set of policies: every store, executor, index
+ *  cache and limits type shares the compiled kernels of the dynamic chain (kernel/instantiations.hpp).
+ */
+#pragma once
+
+#include "../cache/index_cache.hpp"
+#include "../codec/concepts.hpp"
+#include "../detail/function_ref.hpp"
+#include "../error.hpp"
+#include "../exec/executor_ref.hpp"
+#include "../io_counters.hpp"
+#include "../limits.hpp"
+#include "../metadata/array_metadata.hpp"
+#include "../store/concepts.hpp"
+#include "io.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace zarrxt::kernel
+{
+
+/// The stored objects of an array, for the kernels: a reader for one key, and a key's current
+/// object and its replacement under the store's lock for that key.
+class store_access
+{
+public:
+    /// Call f with a reader of `key` (on the stack: no allocation).
+    virtual void read_object(std::string key, zarrxt::detail::function_ref<void(range_reader&)> f) const = 0;
+    /// A reader of `key` that outlives the call (plans read in one task, batches in others).
+    virtual std::unique_ptr<range_reader> open_reader(std::string key) const = 0;
+    /// Call f with the object at `key` while holding the store's lock for it (lockable_store).
+    /// `max_whole` caps the whole-object read of a store without object handles.
+    virtual void write_object(std::string key, std::uint64_t max_whole,
+                              zarrxt::detail::function_ref<void(object_io&)> f) = 0;
+
+protected:
+    ~store_access() = default;
+};
+
+template <class Store>
+class store_access_for final : public store_access
+{
+public:
+    explicit store_access_for(Store& s) noexcept
+        : m_store(s)
+    {
+    }
+
+    void read_object(std::string key, zarrxt::detail::function_ref<void(range_reader&)> f) const override
+    {
+        store_reader<Store> reader(m_store, std::move(key));
+        f(reader);
+    }
+
+    std::unique_ptr<range_reader> open_reader(std::string key) const override
+    {
+        return std::make_unique<store_reader<Store>>(m_store, std::move(key));
+    }
+
+    void write_object(std::string key, std::uint64_t max_whole,
+                      zarrxt::detail::function_ref<void(object_io&)> f) override
+    {
+        if constexpr (array_writable_store<Store>)
+        {
+            auto lock = m_store.lock_key(key);
+            store_object_io<Store> io(m_store, std::move(key), max_whole);
+            f(io);
+        }
+        else
+        {
+            // array<...>::write requires array_writable_store: a read-only store never gets here.
+            throw array_error(array_errc::invalid_argument, "the store of this array is read-only");
+        }
+    }
+
+private:
+    Store& m_store;
+};
+
+/// Per-worker scratch spaces of an array, lent to operations and taken back (their buffers are
+/// reused by the next operation instead of allocated again).
+class scratch_pool
+{
+public:
+    class lease
+    {
+    public:
+        lease(scratch_pool& pool, std::size_t n)
+            : m_pool(pool)
+        {
+            std::lock_guard<std::mutex> g(pool.m_mutex);
+            for (std::size_t i = 0; i < n; ++i)
+            {
+                if (!pool.m_free.empty())
+                {
+                    m_items.push_back(std::move(pool.m_free.back()));
+                    pool.m_free.pop_back();
+                }
+                else
+                {
+                    m_items.push_back(std::make_unique<codec::scratch_space>());
+                }
+            }
+        }
+        lease(const lease&) = delete;
+        lease& operator=(const lease&) = delete;
+        ~lease()
+        {
+            std::lock_guard<std::mutex> g(m_pool.m_mutex);
+            // Keep at most a few spaces: they hold chunk-sized buffers. Large I/O buffers (batches
+            // of a shard's inner chunks, reused within the operation) are released.
+            for (auto& s : m_items)
+            {
+                s->release_large_buffers(std::size_t{16} << 20);
+                if (m_pool.m_free.size() < 16)
+                {
+                    m_pool.m_free.push_back(std::move(s));
+                }
+            }
+        }
+        codec::scratch_space& operator[](std::size_t i) { return *m_items[i]; }
+
+    private:
+        scratch_pool& m_pool;
+        std::vector<std::unique_ptr<codec::scratch_space>> m_items;
+    };
+
+private:
+    std::mutex m_mutex;
+    std::vector<std::unique_ptr<codec::scratch_space>> m_free;
+};
+
+/// The key of the chunk (or shard) at grid coordinates `coords` of the array at `path`.
+inline std::string chunk_key_of(const std::string& path, const array_metadata& meta,
+                                const std::uint64_t* coords, std::size_t rank)
+{
+    std::string k;
+    k.reserve(path.size() + 8 + rank * 4);
+    k += path;
+    if (!path.empty())
+    {
+        k += '/';
+    }
+    meta.key_encoding.append_key(std::span<const std::uint64_t>(coords, rank), k);
+    return k;
+}
+
+/// Everything one operation of a kernel uses (built by array_core::run for each call).
+template <class Chain>
+struct kernel_env
+{
+    const array_metadata& meta;
+    const std::string& path;
+    const Chain& chain;
+    const limit_values& limits;
+    io_counters& counters;
+    index_cache_ref cache; ///< the operation's index cache (a fresh one for per-operation policies)
+    executor_ref exec;
+    scratch_pool& scratch;
+    store_access& store;
+
+    std::string chunk_key(const std::uint64_t* coords, std::size_t rank) const
+    {
+        return chunk_key_of(path, meta, coords, rank);
+    }
+};
+
+} // namespace zarrxt::kernel
