@@ -287,6 +287,49 @@ TEST_SUITE("sharding")
         CHECK(s.stats().reads == 1 + a.stats().payload_reads); // all through the one handle
     }
 
+    TEST_CASE("the batches of a shard read are announced to the store at once, before any is read")
+    {
+        // One 512x512 uint16 shard of 64x64 uncompressed inner chunks (8 KiB each). A band of one
+        // inner-chunk column touches 8 inner chunks 64 KiB apart: 8 batches, too far apart to
+        // coalesce. A store that keeps requests in flight (prefetching_handle) is told all 8 ranges
+        // in one call, whichever kernel path reads them.
+        zxtest::temp_dir dir;
+        zx::counting_store<zx::filesystem_store> s{zx::filesystem_store(dir.path())};
+        const zx::v3_options opts{
+            .shape = {512, 512},
+            .chunk_shape = {512, 512},
+            .codecs = {zx::sharded({64, 64}, {zx::codec_spec("bytes", {{"endian", "little"}})})}};
+        auto a = zx::create<std::uint16_t, 2, zx::dynamic_chain, zx::no_index_cache>(s, "a", opts);
+        const auto data = make_data<std::uint16_t, 2>({512, 512}, 9);
+        a.write({{0, 0}, {512, 512}}, data);
+        const zx::region<2> band{{0, 64}, {512, 64}};
+        const auto expect = xt::view(data, xt::all(), xt::range(64, 128));
+
+        s.reset();
+        a.reset_stats();
+        CHECK(tensors_equal(a.read(band), expect)); // inline executor: one object, read in turn
+        CHECK(a.stats().payload_reads == 8);
+        CHECK(s.stats().announcements == 1);
+        CHECK(s.stats().announced_ranges == 8);
+        CHECK(s.stats().reads == 1 + 8); // every announced range is still read (the index, then 8)
+
+        // Two workers: planned on one, the batches spread over both.
+        using pooled =
+            zx::array<std::uint16_t, 2, zx::dynamic_chain, zx::counting_store<zx::filesystem_store>,
+                      zx::no_index_cache, recording_executor>;
+        auto p = pooled::open(s, "a", recording_executor{});
+        s.reset();
+        CHECK(tensors_equal(p.read(band), expect));
+        CHECK(s.stats().announcements == 1);
+        CHECK(s.stats().announced_ranges == 8);
+
+        // One inner chunk is one batch: nothing to announce.
+        s.reset();
+        CHECK(
+            tensors_equal(a.read({{0, 64}, {64, 64}}), xt::view(data, xt::range(0, 64), xt::range(64, 128))));
+        CHECK(s.stats().announcements == 0);
+    }
+
     TEST_CASE(
         "one shard's inner chunks are spread over the workers, and a shard replaced mid-read is read again")
     {

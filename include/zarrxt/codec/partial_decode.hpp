@@ -225,6 +225,31 @@ bool read_batch(const Chain& chain, range_reader& src, const read_plan& plan, st
 /// Deliver every element of `region` of one object to `sink`, batch after batch on this thread.
 /// One batch holds at most the operation's budget for bytes in flight (an inner chunk or a row
 /// alone may need more; max_chunk_bytes caps that).
+/// Tell `src` the byte ranges of a plan's batches, all at once, before any is read (the fetch
+/// stage's batch: a store with many requests in flight starts them together). Only the leading
+/// batches that fit `budget` bytes are announced, so what a store may fetch ahead stays within the
+/// operation's bytes in flight; a plan of one batch announces nothing (it is read right away).
+inline void announce_batches(range_reader& src, const read_plan& plan, std::uint64_t budget)
+{
+    if (plan.batches.size() < 2)
+    {
+        return;
+    }
+    std::vector<byte_range> ranges;
+    ranges.reserve(plan.batches.size());
+    std::uint64_t total = 0;
+    for (const auto& b : plan.batches)
+    {
+        total += b.end - b.begin;
+        if (total > budget && !ranges.empty())
+        {
+            break;
+        }
+        ranges.push_back(byte_range::of(b.begin, b.end - b.begin));
+    }
+    src.will_read(ranges);
+}
+
 inline void read_region(const partial_decoder& p, range_reader& src, const box& region, piece_sink& sink,
                         read_context& ctx)
 {
@@ -233,6 +258,10 @@ inline void read_region(const partial_decoder& p, range_reader& src, const box& 
     {
         read_plan plan;
         bool ok = p.plan_read(src, region, sink, ctx, 1, ctx.limits.max_bytes_in_flight, plan);
+        if (ok)
+        {
+            announce_batches(src, plan, ctx.limits.max_bytes_in_flight);
+        }
         for (std::size_t b = 0; ok && b < plan.batches.size(); ++b)
         {
             ok = p.read_batch(src, plan, b, sink, ctx);

@@ -112,6 +112,10 @@ public:
     }
     /// Size and generation without reading.
     virtual std::optional<object_info> stat() = 0;
+    /// The ranges about to be read (a plan's batches), all at once, before the first of them is;
+    /// a store that keeps many requests in flight starts them here (store/concepts.hpp,
+    /// prefetching_handle). A hint: the default ignores it, and every range is still read.
+    virtual void will_read(std::span<const byte_range> ranges) { (void)ranges; }
     /// The store key (for error messages).
     virtual const std::string& key() const = 0;
     /// The identity of this object for caches (differs from key() for nested shards).
@@ -202,6 +206,19 @@ public:
         else
         {
             return m_store.stat(m_key);
+        }
+    }
+    void will_read(std::span<const byte_range> ranges) override
+    {
+        if constexpr (object_store<Store>)
+        {
+            if constexpr (prefetching_handle<typename Store::object_handle>)
+            {
+                if (const auto* h = handle())
+                {
+                    h->prefetch(ranges);
+                }
+            }
         }
     }
     const std::string& key() const override { return m_key; }

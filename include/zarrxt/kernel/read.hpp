@@ -230,6 +230,11 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
                           changed[i] =
                               !codec::plan_read(chain, *readers[i], clip(reg_box, origin_of(i), chunk_shape),
                                                 sinks[i], ctx, workers, budget, plans[i]);
+                          if (!changed[i])
+                          {
+                              // Within the operation's budget: the batches are then read by every worker.
+                              codec::announce_batches(*readers[i], plans[i], env.limits.max_bytes_in_flight);
+                          }
                       });
         std::vector<std::pair<std::size_t, std::size_t>> batches; // (object, batch)
         for (std::size_t i = 0; i < objects; ++i)

@@ -169,6 +169,19 @@ concept direct_handle = object_handle<H> && requires(const H& h, std::uint64_t o
         } -> std::same_as<void>;
 };
 
+/// Optional for a handle: `prefetch(ranges)` is told, all at once, the ranges a reader will ask for
+/// next (the batches of a read plan). A store that serves requests concurrently or asynchronously
+/// (many requests in flight on one connection pool) starts them here and answers the later
+/// `read_to` / `read_into` of each range from what arrived, so the readers' blocking calls wait for
+/// their own range only, never one round trip each in turn. A hint: a handle may ignore it.
+template <class H>
+concept prefetching_handle = object_handle<H> && requires(const H& h, std::span<const byte_range> rs)
+{
+    {
+        h.prefetch(rs)
+        } -> std::same_as<void>;
+};
+
 /// Optional: `open_object(key)` hands out an object handle (nullopt when the key is absent), so
 /// a reader of many ranges of one object (a shard) opens it once and checks its generation once.
 template <class S>

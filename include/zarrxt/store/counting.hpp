@@ -31,6 +31,9 @@ struct store_stats
     /// Objects opened: every open_object() and every whole-call read (read, read_to, read_into),
     /// each of which opens its object once. A shard read through one handle counts one.
     std::uint64_t opens = 0;
+    /// Prefetch announcements received by object handles, and the ranges they named.
+    std::uint64_t announcements = 0;
+    std::uint64_t announced_ranges = 0;
 };
 
 namespace detail
@@ -68,6 +71,16 @@ struct counting_handles<S, Counters, true>
             m_c->reads.fetch_add(1);
             m_c->read_bytes.fetch_add(dest.size());
         }
+        /// Counted, then passed on when the wrapped handle prefetches.
+        void prefetch(std::span<const byte_range> ranges) const
+        {
+            m_c->announcements.fetch_add(1);
+            m_c->announced_ranges.fetch_add(ranges.size());
+            if constexpr (prefetching_handle<typename S::object_handle>)
+            {
+                m_h.prefetch(ranges);
+            }
+        }
         void read_ranges(std::span<const byte_range> ranges, std::uint64_t max, std::span<buffer> out) const
         {
             m_h.read_ranges(ranges, max, out);
@@ -87,7 +100,7 @@ struct counting_handles<S, Counters, true>
 struct store_counters
 {
     std::atomic<std::uint64_t> reads{0}, read_bytes{0}, misses{0}, stats{0}, writes{0}, write_bytes{0},
-        erases{0}, lists{0}, opens{0};
+        erases{0}, lists{0}, opens{0}, announcements{0}, announced_ranges{0};
 };
 
 } // namespace detail
@@ -222,14 +235,15 @@ public:
 
     store_stats stats() const
     {
-        return {m_c->reads.load(),  m_c->read_bytes.load(), m_c->misses.load(),
-                m_c->stats.load(),  m_c->writes.load(),     m_c->write_bytes.load(),
-                m_c->erases.load(), m_c->lists.load(),      m_c->opens.load()};
+        return {m_c->reads.load(),  m_c->read_bytes.load(),    m_c->misses.load(),          m_c->stats.load(),
+                m_c->writes.load(), m_c->write_bytes.load(),   m_c->erases.load(),          m_c->lists.load(),
+                m_c->opens.load(),  m_c->announcements.load(), m_c->announced_ranges.load()};
     }
     void reset()
     {
-        for (auto* a : {&m_c->reads, &m_c->read_bytes, &m_c->misses, &m_c->stats, &m_c->writes,
-                        &m_c->write_bytes, &m_c->erases, &m_c->lists, &m_c->opens})
+        for (auto* a :
+             {&m_c->reads, &m_c->read_bytes, &m_c->misses, &m_c->stats, &m_c->writes, &m_c->write_bytes,
+              &m_c->erases, &m_c->lists, &m_c->opens, &m_c->announcements, &m_c->announced_ranges})
         {
             a->store(0);
         }
