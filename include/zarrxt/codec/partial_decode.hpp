@@ -222,9 +222,6 @@ bool read_batch(const Chain& chain, range_reader& src, const read_plan& plan, st
     return true;
 }
 
-/// Deliver every element of `region` of one object to `sink`, batch after batch on this thread.
-/// One batch holds at most the operation's budget for bytes in flight (an inner chunk or a row
-/// alone may need more; max_chunk_bytes caps that).
 /// Tell `src` the byte ranges of a plan's batches, all at once, before any is read (the fetch
 /// stage's batch: a store with many requests in flight starts them together). Only the leading
 /// batches that fit `budget` bytes are announced, so what a store may fetch ahead stays within the
@@ -250,6 +247,9 @@ inline void announce_batches(range_reader& src, const read_plan& plan, std::uint
     src.will_read(ranges);
 }
 
+/// Deliver every element of `region` of one object to `sink`, batch after batch on this thread.
+/// One batch holds at most the operation's budget for bytes in flight (an inner chunk or a row
+/// alone may need more; max_chunk_bytes caps that).
 inline void read_region(const partial_decoder& p, range_reader& src, const box& region, piece_sink& sink,
                         read_context& ctx)
 {

@@ -118,10 +118,10 @@ public:
                                               const v3_options& o, Executor exec, Limits limits)
     {
         const std::string p = normalize_path(path);
-        array_metadata m = make_v3_metadata(join_key(p, "zarr.json"), dtype, o);
-        auto core =
-            with_key_context(join_key(p, "zarr.json"), [&]
-                             { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
+        const std::string meta_key = join_key(p, "zarr.json");
+        array_metadata m = make_v3_metadata(meta_key, dtype, o);
+        auto core = with_key_context(
+            meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
         // Write the codec configurations as the bound codecs state them (defaults filled in).
         adopt_bound_codecs(core->m_meta, core->m_chain.specs());
         ensure_parent_groups(store, p, 3, core->m_lv);
@@ -134,10 +134,10 @@ public:
                                               const v2_options& o, Executor exec, Limits limits)
     {
         const std::string p = normalize_path(path);
-        array_metadata m = make_v2_metadata(join_key(p, ".zarray"), dtype, o);
-        auto core =
-            with_key_context(join_key(p, ".zarray"), [&]
-                             { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
+        const std::string meta_key = join_key(p, ".zarray");
+        array_metadata m = make_v2_metadata(meta_key, dtype, o);
+        auto core = with_key_context(
+            meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
         ensure_parent_groups(store, p, 2, core->m_lv);
         write_array_metadata(store, p, core->m_meta);
         return core;
@@ -146,20 +146,6 @@ public:
     std::string chunk_key(const std::uint64_t* coords, std::size_t rank) const
     {
         return kernel::chunk_key_of(m_path, m_meta, coords, rank);
-    }
-
-    /// Call f(env) with the kernel environment of one operation (kernel/env.hpp): the store,
-    /// executor and index cache reached through references, so the kernels f calls are compiled
-    /// per rank and chain only. A per-operation index cache lives for this call.
-    template <class F>
-    decltype(auto) run(F&& f)
-    {
-        std::optional<IndexCache> local;
-        kernel::store_access_for<Store> store(m_store);
-        const kernel::kernel_env<chain_type> env{
-            m_meta,    m_path, m_chain, m_lv, m_counters, op_cache(local), executor_ref(m_exec),
-            m_scratch, store};
-        return f(env);
     }
 
     /// Read `r` into `out` (element strides `strides`) through the read kernel.
@@ -191,8 +177,8 @@ public:
         write_array_metadata(m_store, m_path, m_meta);
     }
 
-    // What the handles and the kernels see. Everything but the store, the counters, the executor
-    // and the index cache is fixed once the core exists; the core holds no per-handle settings
+    // What the handles see (the kernels get a kernel_env from run()). Everything but the store, the
+    // counters and the index cache is fixed once the core exists; the core holds no per-handle settings
     // (corruption policy, write_empty_chunks): those are values of each handle (array_settings),
     // so configuring one handle never races with operations through another.
     const Store& store() const noexcept { return m_store; }
@@ -201,11 +187,24 @@ public:
     const array_metadata& metadata() const noexcept { return m_meta; }
     const chain_type& chain() const noexcept { return m_chain; }
     const limit_values& limits() const noexcept { return m_lv; }
-    Executor& executor() noexcept { return m_exec; }
     io_counters& counters() noexcept { return m_counters; }
     IndexCache& index_cache() noexcept { return m_cache; }
 
 private:
+    /// Call f(env) with the kernel environment of one operation (kernel/env.hpp): the store,
+    /// executor and index cache reached through references, so the kernels f calls are compiled
+    /// per rank and chain only. A per-operation index cache lives for this call.
+    template <class F>
+    decltype(auto) run(F&& f)
+    {
+        std::optional<IndexCache> local;
+        kernel::store_access_for<Store> store(m_store);
+        const kernel::kernel_env<chain_type> env{
+            m_meta,    m_path, m_chain, m_lv, m_counters, op_cache(local), executor_ref(m_exec),
+            m_scratch, store};
+        return f(env);
+    }
+
     Store m_store;
     std::string m_path;
     array_metadata m_meta;

@@ -221,6 +221,8 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
             sinks.push_back(sink_of(origin_of(i)));
         }
         std::vector<codec::read_plan> plans(objects);
+        const std::uint64_t announce_budget =
+            std::max<std::uint64_t>(1, env.limits.max_bytes_in_flight / objects);
         std::unique_ptr<std::atomic<bool>[]> changed(new std::atomic<bool>[objects]);
         env.exec.bulk(objects,
                       [&](std::size_t i, std::size_t worker)
@@ -232,8 +234,9 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
                                                 sinks[i], ctx, workers, budget, plans[i]);
                           if (!changed[i])
                           {
-                              // Within the operation's budget: the batches are then read by every worker.
-                              codec::announce_batches(*readers[i], plans[i], env.limits.max_bytes_in_flight);
+                              // The objects share the operation's budget for what a store may fetch
+                              // ahead; their batches are then read by every worker.
+                              codec::announce_batches(*readers[i], plans[i], announce_budget);
                           }
                       });
         std::vector<std::pair<std::size_t, std::size_t>> batches; // (object, batch)
