@@ -1418,6 +1418,15 @@ TEST_SUITE("codec")
             CHECK(run(u, std::vector<std::uint8_t>{56}, false) == std::vector<std::uint8_t>{228});
             // int8, scale -1: -128 // -1 overflows and wraps to -128 (numpy's result).
             CHECK(run(json{{"scale", -1}}, std::vector<std::int8_t>{-128, 5}, false) == std::vector<std::int8_t>{-128, -5});
+            // Decoding then encoding is not the identity where multiplying back wraps (the input
+            // fuzz_codecs found): int32, offset -3, scale 7. -2^31 // 7 = -306783379, - 3 =
+            // -306783382; encoding (-306783382 + 3) * 7 = -2147483653, modulo 2^32 2147483643, which
+            // decodes to 306783377 - 3 = 306783374. So an integer scale_offset chain is lossy.
+            const json w = {{"offset", -3}, {"scale", 7}};
+            CHECK(run(w, std::vector<std::int32_t>{std::numeric_limits<std::int32_t>::min()}, false) ==
+                  std::vector<std::int32_t>{-306783382});
+            CHECK(run(w, std::vector<std::int32_t>{-306783382}, true) == std::vector<std::int32_t>{2147483643});
+            CHECK(run(w, std::vector<std::int32_t>{2147483643}, false) == std::vector<std::int32_t>{306783374});
             // uint64 near the top: (2^64 - 1 - 1) * 1 with offset 1 is 2^64 - 2.
             CHECK(run(json{{"offset", 1}}, std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max()}, true) ==
                   std::vector<std::uint64_t>{std::numeric_limits<std::uint64_t>::max() - 1});
