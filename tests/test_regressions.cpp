@@ -500,4 +500,31 @@ TEST_SUITE("regressions")
         CHECK(zx::group<zx::memory_store>::open(s, "g").attributes()["u"] == text);
         CHECK(zx::open<std::uint8_t, 1>(s, "a").attributes()["u"] == text);
     }
+    TEST_CASE("an all-fill shard followed by a compressor, written with write_empty_chunks, is a valid shard")
+    {
+        // Found by fuzz_codecs: the whole-shard encode (sharding_indexed followed by zstd) left out
+        // the index when no inner chunk held data. With the index at the start the reserved space
+        // stayed zero, entries (0, 0) inside the index, and the shard could not be read back; at the
+        // end the shard was empty. Only write_empty_chunks reaches it through an array (otherwise
+        // an all-fill shard is erased before it is encoded).
+        for (const bool at_end : {false, true})
+        {
+            CAPTURE(at_end);
+            zx::memory_store s;
+            auto a = zx::create<std::int32_t, 2>(
+                s, "a",
+                zx::v3_options{.shape = {4, 4},
+                               .chunk_shape = {4, 4},
+                               .codecs = {zx::sharded({2, 2}, {zx::codec_spec("bytes", {{"endian", "little"}})}, at_end),
+                                          zx::codec_spec("zstd")},
+                               .fill_value = 7,
+                               .write_empty_chunks = true});
+            xt::xtensor<std::int32_t, 2> sevens = xt::xtensor<std::int32_t, 2>::from_shape({4, 4});
+            sevens.fill(7);
+            a.write({{0, 0}, {4, 4}}, sevens);
+            REQUIRE(s.list("a/c") == std::vector<std::string>{"a/c/0/0"}); // kept, as asked
+            const xt::xtensor<std::int32_t, 2> back = zx::open<std::int32_t, 2>(s, "a").read({{0, 0}, {4, 4}});
+            CHECK(back == sevens);
+        }
+    }
 }

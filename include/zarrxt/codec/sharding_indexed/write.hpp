@@ -240,12 +240,10 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
         }
     }
     emit();
-    if (!any)
-    {
-        return false;
-    }
 
-    // Encode the index and put it in place.
+    // Encode the index and put it in place, even when no inner chunk holds data: a whole-shard
+    // encode (the shard followed by a compressor) must still be a valid shard, and with the index
+    // at the start the space reserved above would otherwise read as entries (0, 0).
     array_view iv;
     iv.data = reinterpret_cast<std::byte*>(entries.data());
     iv.element_size = 8;
@@ -268,7 +266,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
     {
         out.write_at(0, index_bytes);
     }
-    return true;
+    return any;
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
