@@ -9,10 +9,11 @@ zx_log() { printf '[zarrxt] %s\n' "$*" >&2; }
 
 # Debian packages needed to build the library, the tool, the examples and the tests.
 ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-json3-dev zlib1g-dev
-  libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev libbz2-dev liblzma-dev python3)
+  libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev libbz2-dev liblzma-dev libcurl4-openssl-dev python3)
 # Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3); the wild
 # writers GDAL 3.6 (its tools and python3-gdal) and NCZarr (netCDF-C 4.9.0's ncgen, nccopy, ncdump).
-ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin)
+# nginx serves arrays on loopback to the remote-store tests (suite remote).
+ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin nginx-light)
 # MPI for zarrxt/mpi.hpp and the `mpi` suite (scripts/test builds with -Dmpi=enabled).
 ZX_MPI_PKGS=(libopenmpi-dev openmpi-bin)
 # The consumer tests (suite consumers) build a program with CMake against the installed package.

@@ -52,6 +52,15 @@
 #endif
 #endif
 
+// libcurl: zarrxt/store/http.hpp needs it (included only by programs that use remote stores).
+#ifndef ZARRXT_HAS_CURL
+#if __has_include(<curl/curl.h>)
+#define ZARRXT_HAS_CURL 1
+#else
+#define ZARRXT_HAS_CURL 0
+#endif
+#endif
+
 // Separate compilation (the compile-time valve of a header-only library). By default every function
 // is defined inline in the headers. A program that defines ZARRXT_SEPARATE_COMPILATION everywhere
 // and includes <zarrxt/src.hpp> in exactly one translation unit gets the metadata parsers and the

@@ -60,6 +60,9 @@ enum class store_errc : int
     invalid_key = 1, ///< "..", absolute path, empty segment, NUL, backslash
     io = 2,          ///< an operating-system call failed
     lock = 3,        ///< an advisory lock could not be taken
+    remote = 4,          ///< a remote request failed (transport error or HTTP status, after retries)
+    remote_protocol = 5, ///< a server's answer does not match the request (Content-Range, length)
+    changed = 6,         ///< an object changed while it was read through one handle (If-Match failed)
 };
 
 enum class array_errc : int

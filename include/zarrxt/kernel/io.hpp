@@ -154,6 +154,20 @@ public:
     {
         if constexpr (object_store<Store>)
         {
+            if constexpr (open_reading_store<Store>)
+            {
+                // The first read opens the handle with the same request.
+                if (!m_slot.opened.load(std::memory_order_acquire))
+                {
+                    std::lock_guard<std::mutex> lock(m_slot.mutex);
+                    if (!m_slot.opened.load(std::memory_order_relaxed))
+                    {
+                        m_slot.handle = m_store.open_object_and_read(m_key, r, max_bytes, out);
+                        m_slot.opened.store(true, std::memory_order_release);
+                        return m_slot.handle ? std::optional<object_info>(m_slot.handle->info()) : std::nullopt;
+                    }
+                }
+            }
             const auto* h = handle();
             if (h == nullptr)
             {

@@ -193,6 +193,18 @@ concept object_store = requires(const S& s, std::string_view key)
 }
 &&object_handle<typename S::object_handle>;
 
+/// Optional: `open_object_and_read(key, r, max, out)` opens a handle and reads its first range in
+/// one request (nullopt when the key is absent): a remote store then needs no HEAD before the
+/// first range of an object, and a whole chunk read through a handle costs one request.
+template <class S>
+concept open_reading_store =
+    object_store<S> && requires(const S& s, std::string_view key, byte_range r, std::uint64_t max, buffer& out)
+{
+    {
+        s.open_object_and_read(key, r, max, out)
+        } -> std::same_as<std::optional<typename S::object_handle>>;
+};
+
 /// A store whose object handles read straight into caller memory.
 template <class S>
 concept direct_object_store = object_store<S> && direct_handle<typename S::object_handle>;

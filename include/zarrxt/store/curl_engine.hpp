@@ -1,0 +1,952 @@
+/** @file store/curl_engine.hpp
+ *  The request engine of the remote stores: many HTTP requests in flight on libcurl's multi
+ *  interface, with bounded retries, timeouts and checked answers. Needs libcurl (ZARRXT_HAS_CURL).
+ *
+ *  No thread of its own (the library starts none): the multi handle is driven by whichever caller
+ *  is waiting for an answer. One waiter at a time drives every transfer in flight, its own and the
+ *  others'; the rest sleep until a driving step ends, then one of them takes over if its answer has
+ *  not arrived. So requests submitted ahead (a read plan's batches, prefetched chunks) progress
+ *  together as soon as anyone waits, and a waiter never waits for a request it does not need.
+ *
+ *  What comes back is checked against what was asked before it is data: a `206` must carry the
+ *  `Content-Range` of the request and exactly that many bytes (else store.5); a `200` to a range
+ *  request (a server that ignores ranges) is sliced to the range while it arrives, never held
+ *  whole past the caller's cap; a body longer than the cap aborts the transfer (limit.1).
+ *  Connection errors, timeouts, 429 and 5xx are retried with exponential backoff and full jitter
+ *  up to `max_retries`, within the per-request deadline; then store.4 with the status and URL.
+ */
+#pragma once
+
+#include "../config.hpp"
+#include "../detail/buffer.hpp"
+#include "../error.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// How a remote store talks to its server. Every member has a default that suits a server on the
+/// other side of the world; loopback and LAN servers work with them too.
+struct http_options
+{
+    /// Requests in flight at once (the latency one round trip costs is hidden by this many).
+    std::size_t max_concurrent_requests = 256;
+    /// Connections kept open (reused with keep-alive; HTTP/2 multiplexes requests over them).
+    std::size_t max_connections = 32;
+    /// Attempts after the first, for connection errors, timeouts, 429 and 5xx.
+    int max_retries = 4;
+    /// The first retry waits up to this long (full jitter), doubling each time, at most retry_cap.
+    std::chrono::milliseconds retry_base{100};
+    std::chrono::milliseconds retry_cap{5000};
+    std::chrono::milliseconds connect_timeout{10000};
+    /// One attempt, from its start to its last byte.
+    std::chrono::milliseconds request_timeout{60000};
+    /// One request, all attempts and waits included.
+    std::chrono::milliseconds deadline{180000};
+    long max_redirects = 5;
+    bool verify_tls = true;
+    /// Extra request headers ("Name: value"), sent with every request.
+    std::vector<std::string> headers{};
+};
+
+namespace detail
+{
+
+/// One request: a whole object, a range [begin, end), the last `suffix` bytes, or a HEAD.
+struct http_request
+{
+    enum class kind
+    {
+        whole,
+        range,
+        suffix,
+        head
+    };
+    std::string url;
+    kind what = kind::whole;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;    ///< exclusive (range)
+    std::uint64_t suffix = 0; ///< bytes (suffix)
+    std::uint64_t max_bytes = UINT64_MAX;
+    std::string if_match; ///< sent as If-Match when not empty
+    std::string key;      ///< for error messages
+};
+
+/// The checked answer to one request.
+struct http_response
+{
+    bool found = false;            ///< false: 404 / 410 (an absent key)
+    bool changed = false;          ///< 412: If-Match failed (the object was replaced)
+    buffer body;                   ///< the bytes asked for (sliced when the server sent more)
+    std::uint64_t object_size = 0; ///< the whole object's size, when the server told it
+    bool size_known = false;
+    std::string etag;
+    std::string last_modified;
+    long status = 0;
+    int attempts = 0;
+};
+
+/// FNV-1a of a validator (ETag, or Last-Modified and size): the generation of a remote object.
+inline std::uint64_t generation_of(std::string_view validator) noexcept
+{
+    std::uint64_t h = 1469598103934665603ull;
+    for (char c : validator)
+    {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    }
+    return h == 0 ? 1 : h;
+}
+
+/// A URL without user information or query (what errors may show: never credentials).
+inline std::string redact_url(std::string_view url)
+{
+    std::string u(url.substr(0, url.find('?')));
+    const auto scheme = u.find("://");
+    const auto at = u.find('@', scheme == std::string::npos ? 0 : scheme + 3);
+    const auto slash = u.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    if (scheme != std::string::npos && at != std::string::npos && (slash == std::string::npos || at < slash))
+    {
+        u.erase(scheme + 3, at + 1 - (scheme + 3));
+    }
+    return u;
+}
+
+class curl_engine
+{
+public:
+    class transfer;
+    using ticket = std::shared_ptr<transfer>;
+
+    explicit curl_engine(http_options options);
+    curl_engine(const curl_engine&) = delete;
+    curl_engine& operator=(const curl_engine&) = delete;
+    ~curl_engine();
+
+    const http_options& options() const noexcept { return m_opt; }
+
+    /// Queue a request; it starts as soon as a waiter drives and a slot is free.
+    ticket submit(http_request r);
+    /// The answer to `t`, driving the engine meanwhile. Throws store.4 / store.5 / limit.1.
+    http_response wait(const ticket& t);
+    /// submit + wait.
+    http_response fetch(http_request r) { return wait(submit(std::move(r))); }
+    /// Gives up a ticket nobody will wait for (a prefetch not used): its transfer stops.
+    void abandon(const ticket& t);
+
+    /// Requests in flight now and at most so far (the benchmark reports them).
+    std::size_t in_flight() const;
+    std::size_t peak_in_flight() const;
+    std::uint64_t requests_started() const;
+
+private:
+    void start_ready(std::chrono::steady_clock::time_point now);
+    void start(const ticket& t);
+    void finish(const ticket& tp, CURLcode code);
+    void complete(transfer& t);
+    void fail(transfer& t, std::exception_ptr e);
+    bool retry(transfer& t, const std::string& why);
+    static std::size_t on_body(char* data, std::size_t size, std::size_t n, void* self);
+    static std::size_t on_header(char* data, std::size_t size, std::size_t n, void* self);
+
+    http_options m_opt;
+    CURLM* m_multi = nullptr;
+    mutable std::mutex m_mutex;
+    std::condition_variable m_step;
+    bool m_driving = false;
+    std::deque<ticket> m_queue;   // submitted, not started (retries wait here for their time)
+    std::vector<ticket> m_active; // in the multi handle
+    std::size_t m_peak = 0;
+    std::uint64_t m_started = 0;
+    std::minstd_rand m_jitter{0x5eed};
+};
+
+/// The state of one request, shared by the engine and the ticket holder.
+class curl_engine::transfer
+{
+public:
+    http_request req;
+
+private:
+    friend class curl_engine;
+    CURL* easy = nullptr;
+    curl_slist* headers = nullptr;
+    http_response res;
+    std::exception_ptr error;
+    bool done = false;
+    bool abandoned = false;
+    int attempt = 0;
+    std::chrono::steady_clock::time_point first_start{};
+    std::chrono::steady_clock::time_point not_before{};
+    std::string last_problem;
+    // Per attempt:
+    long status = 0;            // of the last status line seen
+    std::string content_range;  // of the final answer
+    std::optional<std::uint64_t> content_length;
+    std::uint64_t position = 0; // body bytes seen so far (of what the server sends)
+    bool sliced = false;        // a 200 answered a range request
+    bool stopped_early = false; // the sliced range was complete before the body ended
+    bool over_cap = false;
+    std::uint64_t keep_begin = 0, keep_end = 0; // a sliced range, in the server's body
+    std::string error_body;                     // the first bytes of an error answer
+    char curl_error[CURL_ERROR_SIZE] = {};
+
+    void reset_attempt()
+    {
+        res.body.clear();
+        res.etag.clear();
+        res.last_modified.clear();
+        status = 0;
+        content_range.clear();
+        content_length.reset();
+        position = 0;
+        sliced = stopped_early = over_cap = false;
+        keep_begin = keep_end = 0;
+        error_body.clear();
+        curl_error[0] = '\0';
+    }
+};
+
+/******************
+ * implementation *
+ ******************/
+
+inline void ensure_curl_global_init()
+{
+    // curl_global_init is not thread-safe before libcurl 7.84; a function-local static makes the
+    // one call race-free whatever the version.
+    static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (rc != CURLE_OK)
+    {
+        throw store_error(store_errc::remote, std::string("libcurl could not be initialised: ") +
+                                                  curl_easy_strerror(rc));
+    }
+}
+
+inline curl_engine::curl_engine(http_options options)
+    : m_opt(std::move(options))
+{
+    ensure_curl_global_init();
+    m_opt.max_concurrent_requests = std::max<std::size_t>(1, m_opt.max_concurrent_requests);
+    m_opt.max_connections = std::max<std::size_t>(1, m_opt.max_connections);
+    m_multi = curl_multi_init();
+    if (m_multi == nullptr)
+    {
+        throw store_error(store_errc::remote, "libcurl: curl_multi_init failed");
+    }
+    curl_multi_setopt(m_multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, static_cast<long>(m_opt.max_connections));
+    curl_multi_setopt(m_multi, CURLMOPT_MAX_HOST_CONNECTIONS, static_cast<long>(m_opt.max_connections));
+    curl_multi_setopt(m_multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
+    // Keep the connections of the pool when a burst of requests ends.
+    curl_multi_setopt(m_multi, CURLMOPT_MAXCONNECTS, static_cast<long>(m_opt.max_connections));
+}
+
+inline curl_engine::~curl_engine()
+{
+    for (auto& t : m_active)
+    {
+        curl_multi_remove_handle(m_multi, t->easy);
+        curl_easy_cleanup(t->easy);
+        curl_slist_free_all(t->headers);
+        t->easy = nullptr;
+        t->headers = nullptr;
+    }
+    curl_multi_cleanup(m_multi);
+}
+
+inline curl_engine::ticket curl_engine::submit(http_request r)
+{
+    auto t = std::make_shared<transfer>();
+    t->req = std::move(r);
+    t->first_start = std::chrono::steady_clock::now();
+    {
+        std::lock_guard<std::mutex> g(m_mutex);
+        m_queue.push_back(t);
+    }
+    curl_multi_wakeup(m_multi); // a driver sleeping in poll starts it now
+    return t;
+}
+
+inline void curl_engine::abandon(const ticket& t)
+{
+    std::lock_guard<std::mutex> g(m_mutex);
+    t->abandoned = true;
+    auto it = std::find(m_queue.begin(), m_queue.end(), t);
+    if (it != m_queue.end())
+    {
+        m_queue.erase(it);
+        t->done = true;
+    }
+    // A started one is removed by the next driving step.
+}
+
+inline std::size_t curl_engine::in_flight() const
+{
+    std::lock_guard<std::mutex> g(m_mutex);
+    return m_active.size();
+}
+
+inline std::size_t curl_engine::peak_in_flight() const
+{
+    std::lock_guard<std::mutex> g(m_mutex);
+    return m_peak;
+}
+
+inline std::uint64_t curl_engine::requests_started() const
+{
+    std::lock_guard<std::mutex> g(m_mutex);
+    return m_started;
+}
+
+inline http_response curl_engine::wait(const ticket& t)
+{
+    std::unique_lock<std::mutex> lk(m_mutex);
+    while (!t->done)
+    {
+        if (m_driving)
+        {
+            m_step.wait(lk);
+            continue;
+        }
+        // This thread drives one step: start what may start, let libcurl move every transfer,
+        // collect what finished. The lock is not held while libcurl works (submitters only queue).
+        m_driving = true;
+        const auto now = std::chrono::steady_clock::now();
+        start_ready(now);
+        int timeout_ms = 50;
+        for (const auto& q : m_queue)
+        {
+            if (q->not_before > now)
+            {
+                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(q->not_before - now).count();
+                timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long long>(1, ms)));
+            }
+            else
+            {
+                timeout_ms = 0; // waiting for a free slot: come back at once when one frees
+            }
+        }
+        lk.unlock();
+        int running = 0;
+        curl_multi_perform(m_multi, &running);
+        curl_multi_poll(m_multi, nullptr, 0, timeout_ms == 0 ? 1 : timeout_ms, nullptr);
+        curl_multi_perform(m_multi, &running);
+        lk.lock();
+        int left = 0;
+        while (CURLMsg* msg = curl_multi_info_read(m_multi, &left))
+        {
+            if (msg->msg != CURLMSG_DONE)
+            {
+                continue;
+            }
+            auto it = std::find_if(m_active.begin(), m_active.end(),
+                                   [&](const ticket& a) { return a->easy == msg->easy_handle; });
+            if (it == m_active.end())
+            {
+                continue;
+            }
+            ticket done = *it;
+            m_active.erase(it);
+            const CURLcode code = msg->data.result;
+            curl_multi_remove_handle(m_multi, done->easy);
+            finish(done, code);
+        }
+        // Abandoned transfers still running are stopped here (only the driver touches the multi).
+        for (auto it = m_active.begin(); it != m_active.end();)
+        {
+            if ((*it)->abandoned)
+            {
+                curl_multi_remove_handle(m_multi, (*it)->easy);
+                curl_easy_cleanup((*it)->easy);
+                curl_slist_free_all((*it)->headers);
+                (*it)->easy = nullptr;
+                (*it)->headers = nullptr;
+                (*it)->done = true;
+                it = m_active.erase(it);
+            }
+            else
+            {
+                ++it;
+            }
+        }
+        m_driving = false;
+        m_step.notify_all();
+    }
+    if (t->error)
+    {
+        std::rethrow_exception(t->error);
+    }
+    return std::move(t->res);
+}
+
+inline void curl_engine::start_ready(std::chrono::steady_clock::time_point now)
+{
+    for (auto it = m_queue.begin(); it != m_queue.end() && m_active.size() < m_opt.max_concurrent_requests;)
+    {
+        if ((*it)->not_before > now)
+        {
+            ++it;
+            continue;
+        }
+        ticket t = *it;
+        it = m_queue.erase(it);
+        start(t);
+    }
+}
+
+inline void curl_engine::start(const ticket& tp)
+{
+    transfer& t = *tp;
+    t.reset_attempt();
+    ++t.attempt;
+    if (t.easy == nullptr)
+    {
+        t.easy = curl_easy_init();
+        if (t.easy == nullptr)
+        {
+            fail(t, std::make_exception_ptr(store_error(store_errc::remote, "libcurl: curl_easy_init failed")));
+            return;
+        }
+    }
+    else
+    {
+        curl_easy_reset(t.easy);
+    }
+    CURL* e = t.easy;
+    curl_easy_setopt(e, CURLOPT_URL, t.req.url.c_str());
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t.curl_error);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, m_opt.max_redirects > 0 ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_MAXREDIRS, m_opt.max_redirects);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#endif
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(m_opt.connect_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(m_opt.request_timeout.count()));
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, m_opt.verify_tls ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, m_opt.verify_tls ? 2L : 0L);
+    curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); // prefer multiplexing on an HTTP/2 connection
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &curl_engine::on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &curl_engine::on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
+    std::string range;
+    switch (t.req.what)
+    {
+    case http_request::kind::head:
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        break;
+    case http_request::kind::range:
+        range = std::to_string(t.req.begin) + "-" +
+                (t.req.end == UINT64_MAX ? std::string() : std::to_string(t.req.end - 1));
+        break;
+    case http_request::kind::suffix:
+        range = "-" + std::to_string(t.req.suffix);
+        break;
+    case http_request::kind::whole:
+        break;
+    }
+    if (!range.empty())
+    {
+        curl_easy_setopt(e, CURLOPT_RANGE, range.c_str()); // copied by libcurl
+    }
+    curl_slist_free_all(t.headers);
+    t.headers = nullptr;
+    for (const auto& h : m_opt.headers)
+    {
+        t.headers = curl_slist_append(t.headers, h.c_str());
+    }
+    if (!t.req.if_match.empty())
+    {
+        t.headers = curl_slist_append(t.headers, ("If-Match: " + t.req.if_match).c_str());
+    }
+    if (t.headers != nullptr)
+    {
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, t.headers);
+    }
+    if (curl_multi_add_handle(m_multi, e) != CURLM_OK)
+    {
+        fail(t, std::make_exception_ptr(store_error(store_errc::remote, "libcurl: curl_multi_add_handle failed")));
+        return;
+    }
+    m_active.push_back(tp);
+    ++m_started;
+    m_peak = std::max(m_peak, m_active.size());
+}
+
+inline std::size_t curl_engine::on_header(char* data, std::size_t size, std::size_t n, void* self)
+{
+    auto& t = *static_cast<transfer*>(self);
+    std::string_view line(data, size * n);
+    while (!line.empty() && (line.back() == '\r' || line.back() == '\n'))
+    {
+        line.remove_suffix(1);
+    }
+    if (line.substr(0, 5) == "HTTP/")
+    {
+        // A new answer (after a redirect or a 100 Continue): forget the previous one's headers.
+        const auto sp = line.find(' ');
+        t.status = sp == std::string_view::npos ? 0 : std::atol(std::string(line.substr(sp + 1, 3)).c_str());
+        t.content_range.clear();
+        t.content_length.reset();
+        t.res.etag.clear();
+        t.res.last_modified.clear();
+        return size * n;
+    }
+    const auto colon = line.find(':');
+    if (colon == std::string_view::npos)
+    {
+        return size * n;
+    }
+    std::string name(line.substr(0, colon));
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+    {
+        value.remove_prefix(1);
+    }
+    if (name == "etag")
+    {
+        t.res.etag = value;
+    }
+    else if (name == "last-modified")
+    {
+        t.res.last_modified = value;
+    }
+    else if (name == "content-range")
+    {
+        t.content_range = value;
+    }
+    else if (name == "content-length")
+    {
+        char* end = nullptr;
+        const std::string v(value);
+        const unsigned long long len = std::strtoull(v.c_str(), &end, 10);
+        if (end != v.c_str() && *end == '\0')
+        {
+            t.content_length = len;
+        }
+    }
+    return size * n;
+}
+
+inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_t n, void* self)
+{
+    auto& t = *static_cast<transfer*>(self);
+    const std::size_t len = size * n;
+    if (t.abandoned)
+    {
+        return 0;
+    }
+    if (t.status != 200 && t.status != 206)
+    {
+        // An error answer: keep its start for the message.
+        if (t.error_body.size() < 512)
+        {
+            t.error_body.append(data, std::min<std::size_t>(len, 512 - t.error_body.size()));
+        }
+        return len;
+    }
+    const bool ranged = t.req.what == http_request::kind::range || t.req.what == http_request::kind::suffix;
+    if (t.status == 200 && ranged)
+    {
+        // The server ignored the range and sends the whole object: keep only the range.
+        if (!t.sliced)
+        {
+            t.sliced = true;
+            if (t.req.what == http_request::kind::range)
+            {
+                t.keep_begin = t.req.begin;
+                t.keep_end = t.req.end;
+            }
+            else if (t.content_length)
+            {
+                const std::uint64_t total = *t.content_length;
+                t.keep_begin = total - std::min(total, t.req.suffix);
+                t.keep_end = total;
+            }
+            else
+            {
+                t.keep_begin = 0; // no length: a sliding window of the last `suffix` bytes
+                t.keep_end = UINT64_MAX;
+            }
+        }
+        const std::uint64_t at = t.position;
+        t.position += len;
+        const std::uint64_t b = std::max(at, t.keep_begin);
+        const std::uint64_t e = std::min(t.position, t.keep_end);
+        if (e > b)
+        {
+            t.res.body.append(byte_view(reinterpret_cast<const std::byte*>(data) + (b - at), static_cast<std::size_t>(e - b)));
+        }
+        if (t.req.what == http_request::kind::suffix && t.keep_end == UINT64_MAX &&
+            t.res.body.size() > 2 * t.req.suffix + (64u << 10))
+        {
+            // Keep the window bounded: drop what can no longer be among the last bytes.
+            const std::size_t drop = t.res.body.size() - static_cast<std::size_t>(t.req.suffix);
+            std::memmove(t.res.body.data(), t.res.body.data() + drop, t.res.body.size() - drop);
+            t.res.body.resize(t.res.body.size() - drop);
+        }
+        if (t.res.body.size() > t.req.max_bytes && t.keep_end != UINT64_MAX)
+        {
+            t.over_cap = true;
+            return 0;
+        }
+        if (t.req.what == http_request::kind::range && t.position >= t.keep_end)
+        {
+            t.stopped_early = true; // the range is complete: the rest is not needed
+            return 0;
+        }
+        return len;
+    }
+    if (t.res.body.size() + len > t.req.max_bytes)
+    {
+        t.over_cap = true;
+        return 0;
+    }
+    t.position += len;
+    t.res.body.append(byte_view(reinterpret_cast<const std::byte*>(data), len));
+    return len;
+}
+
+inline bool curl_engine::retry(transfer& t, const std::string& why)
+{
+    t.last_problem = why;
+    const auto now = std::chrono::steady_clock::now();
+    if (t.attempt > m_opt.max_retries || t.abandoned)
+    {
+        return false;
+    }
+    // Exponential backoff with full jitter: a random wait in [0, min(cap, base * 2^k)].
+    const auto ceiling = std::min<long long>(m_opt.retry_cap.count(),
+                                             m_opt.retry_base.count() << std::min(t.attempt - 1, 20));
+    std::uniform_int_distribution<long long> pick(0, std::max<long long>(0, ceiling));
+    const auto wait = std::chrono::milliseconds(pick(m_jitter));
+    if (now + wait > t.first_start + m_opt.deadline)
+    {
+        return false;
+    }
+    t.not_before = now + wait;
+    return true;
+}
+
+inline void curl_engine::fail(transfer& t, std::exception_ptr e)
+{
+    t.error = std::move(e);
+    t.done = true;
+}
+
+inline void curl_engine::complete(transfer& t)
+{
+    t.done = true;
+    if (t.easy != nullptr)
+    {
+        curl_easy_cleanup(t.easy);
+        t.easy = nullptr;
+    }
+    curl_slist_free_all(t.headers);
+    t.headers = nullptr;
+}
+
+namespace http_detail
+{
+
+/// "bytes a-b/total" or "bytes */total": a, b (inclusive) and total (nullopt for "*").
+struct content_range
+{
+    bool has_range = false;
+    std::uint64_t first = 0, last = 0;
+    std::optional<std::uint64_t> total;
+};
+
+inline std::optional<content_range> parse_content_range(std::string_view v)
+{
+    if (v.substr(0, 6) != "bytes ")
+    {
+        return std::nullopt;
+    }
+    v.remove_prefix(6);
+    content_range r;
+    const auto slash = v.find('/');
+    if (slash == std::string_view::npos)
+    {
+        return std::nullopt;
+    }
+    auto number = [](std::string_view s, std::uint64_t& out)
+    {
+        if (s.empty() || s.size() > 19)
+        {
+            return false;
+        }
+        std::uint64_t x = 0;
+        for (char c : s)
+        {
+            if (c < '0' || c > '9')
+            {
+                return false;
+            }
+            x = x * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        out = x;
+        return true;
+    };
+    const std::string_view span = v.substr(0, slash);
+    const std::string_view total = v.substr(slash + 1);
+    if (total != "*")
+    {
+        std::uint64_t t = 0;
+        if (!number(total, t))
+        {
+            return std::nullopt;
+        }
+        r.total = t;
+    }
+    if (span != "*")
+    {
+        const auto dash = span.find('-');
+        if (dash == std::string_view::npos || !number(span.substr(0, dash), r.first) ||
+            !number(span.substr(dash + 1), r.last) || r.last < r.first)
+        {
+            return std::nullopt;
+        }
+        r.has_range = true;
+    }
+    return r;
+}
+
+} // namespace http_detail
+
+inline void curl_engine::finish(const ticket& tp, CURLcode code)
+{
+    transfer& t = *tp;
+    const std::string url = redact_url(t.req.url);
+    auto where = [&](store_error e) -> std::exception_ptr
+    {
+        if (!t.req.key.empty())
+        {
+            e.with_key(t.req.key);
+        }
+        return std::make_exception_ptr(std::move(e));
+    };
+    auto requeue = [&](const std::string& why)
+    {
+        if (!retry(t, why))
+        {
+            return false;
+        }
+        m_queue.push_back(tp); // started again by a driving step once its wait is over
+        return true;
+    };
+    auto give_up = [&](const std::string& why)
+    {
+        complete(t);
+        fail(t, where(store_error(store_errc::remote, why + " (" + url + ", " + std::to_string(t.attempt) +
+                                                          (t.attempt == 1 ? " attempt)" : " attempts)"))));
+    };
+    if (t.abandoned)
+    {
+        complete(t);
+        return;
+    }
+    if (t.over_cap)
+    {
+        complete(t);
+        limit_exceeded e("max_chunk_bytes", t.res.body.size() + 1, t.req.max_bytes);
+        if (!t.req.key.empty())
+        {
+            e.with_key(t.req.key);
+        }
+        fail(t, std::make_exception_ptr(std::move(e)));
+        return;
+    }
+    const bool ok = code == CURLE_OK || (code == CURLE_WRITE_ERROR && t.stopped_early);
+    if (!ok)
+    {
+        std::string why = std::string("HTTP request failed: ") +
+                          (t.curl_error[0] != '\0' ? t.curl_error : curl_easy_strerror(code));
+        const bool transient = code == CURLE_COULDNT_CONNECT || code == CURLE_OPERATION_TIMEDOUT ||
+                               code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_GOT_NOTHING ||
+                               code == CURLE_PARTIAL_FILE || code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM ||
+                               code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_SSL_CONNECT_ERROR;
+        if (transient && requeue(why))
+        {
+            return;
+        }
+        give_up(why);
+        return;
+    }
+    const long st = t.status;
+    t.res.status = st;
+    t.res.attempts = t.attempt;
+    if (st == 429 || st == 500 || st == 502 || st == 503 || st == 504)
+    {
+        if (requeue("HTTP " + std::to_string(st)))
+        {
+            return;
+        }
+        give_up("HTTP " + std::to_string(st));
+        return;
+    }
+    complete(t);
+    if (st == 404 || st == 410)
+    {
+        t.res.found = false;
+        t.res.body.clear();
+        return;
+    }
+    if (st == 412)
+    {
+        t.res.found = true;
+        t.res.changed = true;
+        t.res.body.clear();
+        return;
+    }
+    auto protocol = [&](const std::string& why)
+    { fail(t, where(store_error(store_errc::remote_protocol, why + " (" + url + ")"))); };
+    if (st == 416)
+    {
+        // Nothing of the object lies in the range: an empty answer, if the server says the size.
+        const auto cr = http_detail::parse_content_range(t.content_range);
+        if (!cr || !cr->total || cr->has_range)
+        {
+            protocol("416 without the object's size in Content-Range");
+            return;
+        }
+        t.res.found = true;
+        t.res.object_size = *cr->total;
+        t.res.size_known = true;
+        t.res.body.clear();
+        return;
+    }
+    if (st != 200 && st != 206)
+    {
+        std::string why = "HTTP " + std::to_string(st);
+        if (!t.error_body.empty())
+        {
+            std::string snippet;
+            for (char c : t.error_body.substr(0, 160))
+            {
+                snippet += (c >= 32 && c < 127) ? c : ' ';
+            }
+            why += ": " + snippet;
+        }
+        fail(t, where(store_error(store_errc::remote, why + " (" + url + ")")));
+        return;
+    }
+    t.res.found = true;
+    const bool head = t.req.what == http_request::kind::head;
+    if (st == 206)
+    {
+        const auto cr = http_detail::parse_content_range(t.content_range);
+        if (head || t.req.what == http_request::kind::whole || !cr || !cr->has_range)
+        {
+            protocol("206 with a Content-Range of \"" + t.content_range + "\" to a request for " +
+                     (t.req.what == http_request::kind::range
+                          ? "bytes " + std::to_string(t.req.begin) + "-" + std::to_string(t.req.end - 1)
+                          : std::string("the whole object")));
+            return;
+        }
+        std::uint64_t want_first = 0;
+        std::uint64_t want_last = 0;
+        if (t.req.what == http_request::kind::range)
+        {
+            want_first = t.req.begin;
+            want_last = t.req.end - 1;
+            if (t.req.end == UINT64_MAX && !cr->total)
+            {
+                protocol("206 to an open-ended range without the object's size");
+                return;
+            }
+            if (cr->total && *cr->total < t.req.end)
+            {
+                want_last = *cr->total - 1; // a range past the end is served up to the end
+            }
+        }
+        else
+        {
+            if (!cr->total)
+            {
+                protocol("206 to a suffix request without the object's size");
+                return;
+            }
+            want_first = *cr->total - std::min(*cr->total, t.req.suffix);
+            want_last = *cr->total - 1;
+        }
+        if (cr->first != want_first || cr->last != want_last)
+        {
+            protocol("Content-Range \"" + t.content_range + "\" does not answer the range requested (bytes " +
+                     std::to_string(want_first) + "-" + std::to_string(want_last) + ")");
+            return;
+        }
+        if (t.res.body.size() != cr->last - cr->first + 1)
+        {
+            protocol("the body has " + std::to_string(t.res.body.size()) + " bytes, Content-Range \"" +
+                     t.content_range + "\" promised " + std::to_string(cr->last - cr->first + 1));
+            return;
+        }
+        if (cr->total)
+        {
+            t.res.object_size = *cr->total;
+            t.res.size_known = true;
+        }
+        return;
+    }
+    // 200: the whole object (sliced above when a range was asked for).
+    if (head)
+    {
+        if (t.content_length)
+        {
+            t.res.object_size = *t.content_length;
+            t.res.size_known = true;
+        }
+        return;
+    }
+    if (t.sliced)
+    {
+        if (t.content_length)
+        {
+            t.res.object_size = *t.content_length;
+            t.res.size_known = true;
+        }
+        else if (!t.stopped_early)
+        {
+            t.res.object_size = t.position;
+            t.res.size_known = true;
+        }
+        if (t.req.what == http_request::kind::suffix && t.keep_end == UINT64_MAX &&
+            t.res.body.size() > t.req.suffix)
+        {
+            const std::size_t drop = t.res.body.size() - static_cast<std::size_t>(t.req.suffix);
+            std::memmove(t.res.body.data(), t.res.body.data() + drop, t.res.body.size() - drop);
+            t.res.body.resize(t.res.body.size() - drop);
+        }
+        return;
+    }
+    if (t.content_length && *t.content_length != t.res.body.size())
+    {
+        protocol("the body has " + std::to_string(t.res.body.size()) + " bytes, Content-Length promised " +
+                 std::to_string(*t.content_length));
+        return;
+    }
+    t.res.object_size = t.res.body.size();
+    t.res.size_known = true;
+}
+
+} // namespace detail
+} // namespace zarrxt

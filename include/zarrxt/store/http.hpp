@@ -1,0 +1,416 @@
+/** @file store/http.hpp
+ *  `http_store`: a read-only store over HTTP(S), for Zarr data served by any web server or CDN.
+ *  Needs libcurl (meson finds it; include this header explicitly and link libcurl).
+ *
+ *  A key is the URL `base/key` (each key segment percent-encoded). 404 and 410 mean an absent key.
+ *  Ranges are HTTP range requests (`Range: bytes=a-b`; a shard index at the end is one suffix
+ *  request `bytes=-n`, no HEAD first). The generation of an object is its ETag (or, without one,
+ *  Last-Modified and size). An object handle is pinned to the ETag of its first answer and sends
+ *  it as `If-Match` with every later range, so a shard replaced during a read is refused by the
+ *  server (store.6) instead of being read half old, half new.
+ *
+ *  Requests go through one detail::curl_engine per store (shared by copies of the store): many in
+ *  flight at once, retried, checked (store/curl_engine.hpp). A handle's `prefetch` starts all the
+ *  ranges of a read plan at once; reads then wait for their own range only.
+ *
+ *  Spec: RFC 9110 (range requests, conditional requests).
+ */
+#pragma once
+
+#include "concepts.hpp"
+#include "curl_engine.hpp"
+#include "key.hpp"
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace zarrxt
+{
+
+class http_store
+{
+public:
+    /// `base_url`: the URL of the store's root ("https://host/data/volume.zarr"); a trailing
+    /// slash is optional.
+    explicit http_store(std::string base_url, http_options options = {});
+
+    std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
+    {
+        return read_via_read_to(*this, key, r, max_bytes);
+    }
+    std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
+                                       buffer& out) const;
+    std::optional<object_info> stat(std::string_view key) const;
+
+    /// One version of one object (see the file comment).
+    class object_handle
+    {
+    public:
+        object_info info() const noexcept { return m_state->info; }
+        void read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const;
+        void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes, std::span<buffer> out) const;
+        /// Starts a request for each range now (they are answered to later read_to calls).
+        void prefetch(std::span<const byte_range> ranges) const;
+
+    private:
+        friend class http_store;
+        struct state
+        {
+            std::shared_ptr<detail::curl_engine> engine;
+            std::string url;
+            std::string key;
+            std::string etag;
+            object_info info;
+            std::mutex mutex;
+            std::map<std::pair<std::uint64_t, std::uint64_t>, detail::curl_engine::ticket> pending;
+            ~state()
+            {
+                for (auto& [range, t] : pending)
+                {
+                    engine->abandon(t);
+                }
+            }
+        };
+        explicit object_handle(std::shared_ptr<state> s) : m_state(std::move(s)) {}
+        detail::http_request request_for(std::uint64_t begin, std::uint64_t end, std::uint64_t max_bytes) const;
+        void take(detail::http_response res, std::uint64_t begin, std::uint64_t end, buffer& out) const;
+        std::shared_ptr<state> m_state;
+    };
+
+    std::optional<object_handle> open_object(std::string_view key) const;
+    /// open_object and a first read in one request (no HEAD before the first range).
+    std::optional<object_handle> open_object_and_read(std::string_view key, byte_range r, std::uint64_t max_bytes,
+                                                      buffer& out) const;
+
+    const std::string& base_url() const noexcept { return m_base; }
+    /// The URL of `key` (validated and percent-encoded).
+    std::string url_of(std::string_view key) const;
+    /// The engine's request counts (peak requests in flight, requests started).
+    std::size_t peak_in_flight() const { return m_engine->peak_in_flight(); }
+    std::uint64_t requests_started() const { return m_engine->requests_started(); }
+
+private:
+    detail::http_request request(std::string_view key, byte_range r, std::uint64_t max_bytes) const;
+    /// Size and generation from an answer; a HEAD when the answer did not say the size.
+    object_info info_of(std::string_view key, const detail::http_response& res) const;
+
+    std::string m_base;
+    std::shared_ptr<detail::curl_engine> m_engine;
+};
+
+/******************
+ * implementation *
+ ******************/
+
+namespace detail
+{
+
+/// A key's segments percent-encoded (RFC 3986 unreserved characters and '/' kept).
+inline std::string percent_encode_key(std::string_view key)
+{
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(key.size());
+    for (unsigned char c : key)
+    {
+        const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+                          c == '.' || c == '_' || c == '~' || c == '/';
+        if (keep)
+        {
+            out += static_cast<char>(c);
+        }
+        else
+        {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+/// The validator a generation is made of: the ETag, else Last-Modified and the size.
+inline std::string validator_of(const http_response& res, std::uint64_t size)
+{
+    if (!res.etag.empty())
+    {
+        return res.etag;
+    }
+    if (!res.last_modified.empty())
+    {
+        return res.last_modified + "/" + std::to_string(size);
+    }
+    return {};
+}
+
+} // namespace detail
+
+inline http_store::http_store(std::string base_url, http_options options)
+    : m_base(std::move(base_url))
+    , m_engine(std::make_shared<detail::curl_engine>(std::move(options)))
+{
+    while (!m_base.empty() && m_base.back() == '/')
+    {
+        m_base.pop_back();
+    }
+    if (m_base.rfind("http://", 0) != 0 && m_base.rfind("https://", 0) != 0)
+    {
+        throw store_error(store_errc::invalid_key,
+                          "http_store: the base URL must start with http:// or https://, not \"" +
+                              detail::redact_url(m_base) + "\"");
+    }
+}
+
+inline std::string http_store::url_of(std::string_view key) const
+{
+    validate_key(key);
+    return m_base + "/" + detail::percent_encode_key(key);
+}
+
+inline detail::http_request http_store::request(std::string_view key, byte_range r, std::uint64_t max_bytes) const
+{
+    detail::http_request q;
+    q.url = url_of(key);
+    q.key = std::string(key);
+    q.max_bytes = max_bytes;
+    if (r.suffix)
+    {
+        q.what = detail::http_request::kind::suffix;
+        q.suffix = r.length;
+    }
+    else if (r.is_all())
+    {
+        q.what = detail::http_request::kind::whole;
+    }
+    else
+    {
+        q.what = detail::http_request::kind::range;
+        q.begin = r.offset;
+        q.end = r.length >= UINT64_MAX - r.offset ? UINT64_MAX : r.offset + r.length;
+    }
+    return q;
+}
+
+inline object_info http_store::info_of(std::string_view key, const detail::http_response& res) const
+{
+    if (res.size_known)
+    {
+        return {res.object_size, detail::generation_of(detail::validator_of(res, res.object_size))};
+    }
+    auto st = stat(key);
+    if (!st)
+    {
+        store_error e(store_errc::changed, "the object disappeared while it was read");
+        e.with_key(key);
+        throw e;
+    }
+    return *st;
+}
+
+inline std::optional<object_info> http_store::stat(std::string_view key) const
+{
+    auto q = request(key, byte_range::all(), 0);
+    q.what = detail::http_request::kind::head;
+    auto res = m_engine->fetch(std::move(q));
+    if (!res.found)
+    {
+        return std::nullopt;
+    }
+    if (!res.size_known)
+    {
+        store_error e(store_errc::remote_protocol, "HEAD answered without Content-Length (" +
+                                                       detail::redact_url(url_of(key)) + ")");
+        e.with_key(key);
+        throw e;
+    }
+    return object_info{res.object_size, detail::generation_of(detail::validator_of(res, res.object_size))};
+}
+
+inline std::optional<object_info> http_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
+                                                      buffer& out) const
+{
+    if (!r.suffix && !r.is_all() && r.length == 0)
+    {
+        out.clear();
+        return stat(key); // no range request can ask for nothing
+    }
+    if (r.suffix && r.length == 0)
+    {
+        out.clear();
+        return stat(key);
+    }
+    if (!r.suffix && !r.is_all() && r.length != byte_range::to_end && r.length > max_bytes)
+    {
+        limit_exceeded e("max_chunk_bytes", r.length, max_bytes);
+        e.with_key(key);
+        e.with_range(r.offset, r.length);
+        throw e;
+    }
+    auto res = m_engine->fetch(request(key, r, max_bytes));
+    if (!res.found)
+    {
+        return std::nullopt;
+    }
+    const object_info info = info_of(key, res);
+    out = std::move(res.body);
+    return info;
+}
+
+inline std::optional<http_store::object_handle> http_store::open_object(std::string_view key) const
+{
+    auto q = request(key, byte_range::all(), 0);
+    q.what = detail::http_request::kind::head;
+    auto res = m_engine->fetch(std::move(q));
+    if (!res.found)
+    {
+        return std::nullopt;
+    }
+    if (!res.size_known)
+    {
+        store_error e(store_errc::remote_protocol,
+                      "HEAD answered without Content-Length (" + detail::redact_url(url_of(key)) + ")");
+        e.with_key(key);
+        throw e;
+    }
+    auto s = std::make_shared<object_handle::state>();
+    s->engine = m_engine;
+    s->url = url_of(key);
+    s->key = std::string(key);
+    s->etag = res.etag;
+    s->info = {res.object_size, detail::generation_of(detail::validator_of(res, res.object_size))};
+    return object_handle(std::move(s));
+}
+
+inline std::optional<http_store::object_handle> http_store::open_object_and_read(std::string_view key, byte_range r,
+                                                                                 std::uint64_t max_bytes,
+                                                                                 buffer& out) const
+{
+    if ((!r.suffix && !r.is_all() && r.length == 0) || (r.suffix && r.length == 0))
+    {
+        auto h = open_object(key);
+        out.clear();
+        return h;
+    }
+    auto res = m_engine->fetch(request(key, r, max_bytes));
+    if (!res.found)
+    {
+        return std::nullopt;
+    }
+    auto s = std::make_shared<object_handle::state>();
+    s->engine = m_engine;
+    s->url = url_of(key);
+    s->key = std::string(key);
+    s->etag = res.etag;
+    s->info = info_of(key, res);
+    out = std::move(res.body);
+    return object_handle(std::move(s));
+}
+
+inline detail::http_request http_store::object_handle::request_for(std::uint64_t begin, std::uint64_t end,
+                                                                   std::uint64_t max_bytes) const
+{
+    detail::http_request q;
+    q.url = m_state->url;
+    q.key = m_state->key;
+    q.what = detail::http_request::kind::range;
+    q.begin = begin;
+    q.end = end;
+    q.max_bytes = max_bytes;
+    q.if_match = m_state->etag;
+    return q;
+}
+
+inline void http_store::object_handle::take(detail::http_response res, std::uint64_t begin, std::uint64_t end,
+                                            buffer& out) const
+{
+    if (!res.found || res.changed)
+    {
+        store_error e(store_errc::changed, "the object was replaced or removed while it was read through one handle");
+        e.with_key(m_state->key);
+        e.with_range(begin, end - begin);
+        throw e;
+    }
+    if (m_state->etag.empty() && res.size_known &&
+        (res.object_size != m_state->info.size ||
+         detail::generation_of(detail::validator_of(res, res.object_size)) != m_state->info.generation))
+    {
+        // No ETag to send as If-Match: the validator of every answer is compared instead.
+        store_error e(store_errc::changed, "the object changed while it was read through one handle");
+        e.with_key(m_state->key);
+        throw e;
+    }
+    if (res.body.size() != end - begin)
+    {
+        store_error e(store_errc::remote_protocol, "the server sent " + std::to_string(res.body.size()) +
+                                                       " bytes for a range of " + std::to_string(end - begin));
+        e.with_key(m_state->key);
+        e.with_range(begin, end - begin);
+        throw e;
+    }
+    out = std::move(res.body);
+}
+
+inline void http_store::object_handle::read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const
+{
+    const auto [begin, end] = resolve_capped_range(r, m_state->info.size, max_bytes, m_state->key);
+    if (end == begin)
+    {
+        out.clear();
+        return;
+    }
+    detail::curl_engine::ticket t;
+    {
+        std::lock_guard<std::mutex> g(m_state->mutex);
+        auto it = m_state->pending.find({begin, end});
+        if (it != m_state->pending.end())
+        {
+            t = std::move(it->second);
+            m_state->pending.erase(it);
+        }
+    }
+    if (!t)
+    {
+        t = m_state->engine->submit(request_for(begin, end, max_bytes));
+    }
+    take(m_state->engine->wait(t), begin, end, out);
+}
+
+inline void http_store::object_handle::read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
+                                                   std::span<buffer> out) const
+{
+    prefetch(ranges);
+    for (std::size_t i = 0; i < ranges.size() && i < out.size(); ++i)
+    {
+        read_to(ranges[i], max_bytes, out[i]);
+    }
+}
+
+inline void http_store::object_handle::prefetch(std::span<const byte_range> ranges) const
+{
+    for (const auto& r : ranges)
+    {
+        const auto [begin, end] = resolve_range(r, m_state->info.size);
+        if (end == begin)
+        {
+            continue;
+        }
+        std::lock_guard<std::mutex> g(m_state->mutex);
+        if (m_state->pending.count({begin, end}) != 0)
+        {
+            continue;
+        }
+        // The cap is checked again when the range is read; here it only bounds the transfer.
+        m_state->pending.emplace(std::make_pair(begin, end), m_state->engine->submit(request_for(begin, end, end - begin)));
+    }
+}
+
+static_assert(store_policy<http_store> && object_store<http_store> && prefetching_handle<http_store::object_handle>);
+static_assert(!writable_store<http_store>, "http_store is read-only");
+
+} // namespace zarrxt
