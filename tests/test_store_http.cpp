@@ -356,6 +356,15 @@ TEST_SUITE("remote")
         auto sh = zx::open<std::int32_t, 2>(s, "sharded");
         auto shl = zx::open<std::int32_t, 2>(fs, "sharded");
         CHECK(sh.read({{3, 5}, {40, 50}}) == shl.read({{3, 5}, {40, 50}}));
+        // One inner chunk: the index by one suffix request (no HEAD first), then its one range.
+        const std::uint64_t before = s.requests_started();
+        CHECK(sh.read({{8, 8}, {8, 8}}) == shl.read({{8, 8}, {8, 8}}));
+        CHECK(s.requests_started() - before == 2);
+        // A compressed chunk is one GET, a missing one too (its 404).
+        auto v3 = zx::open<std::uint16_t, 2>(s, "v3");
+        const std::uint64_t before_v3 = s.requests_started();
+        CHECK(v3.read({{0, 0}, {16, 32}}) == zx::open<std::uint16_t, 2>(fs, "v3").read({{0, 0}, {16, 32}}));
+        CHECK(s.requests_started() - before_v3 == 1);
         auto raw = zx::open<float, 2>(s, "raw");
         CHECK(raw.read({{7, 3}, {30, 11}}) == zx::open<float, 2>(fs, "raw").read({{7, 3}, {30, 11}}));
 
