@@ -97,6 +97,9 @@ public:
 
 private:
     detail::http_request request(std::string_view key, byte_range r, std::uint64_t max_bytes) const;
+    /// A HEAD of `key` (nullopt: absent); store.5 when the answer has no size.
+    std::optional<detail::http_response> head(std::string_view key) const;
+    object_handle make_handle(std::string_view key, const detail::http_response& res) const;
     /// Size and generation from an answer; a HEAD when the answer did not say the size.
     object_info info_of(std::string_view key, const detail::http_response& res) const;
 
@@ -213,7 +216,7 @@ inline object_info http_store::info_of(std::string_view key, const detail::http_
     return *st;
 }
 
-inline std::optional<object_info> http_store::stat(std::string_view key) const
+inline std::optional<detail::http_response> http_store::head(std::string_view key) const
 {
     auto q = request(key, byte_range::all(), 0);
     q.what = detail::http_request::kind::head;
@@ -224,26 +227,31 @@ inline std::optional<object_info> http_store::stat(std::string_view key) const
     }
     if (!res.size_known)
     {
-        store_error e(store_errc::remote_protocol, "HEAD answered without Content-Length (" +
-                                                       detail::redact_url(url_of(key)) + ")");
+        store_error e(store_errc::remote_protocol,
+                      "HEAD answered without Content-Length (" + detail::redact_url(url_of(key)) + ")");
         e.with_key(key);
         throw e;
     }
-    return object_info{res.object_size, detail::generation_of(detail::validator_of(res, res.object_size))};
+    return res;
+}
+
+inline std::optional<object_info> http_store::stat(std::string_view key) const
+{
+    const auto res = head(key);
+    if (!res)
+    {
+        return std::nullopt;
+    }
+    return info_of(key, *res);
 }
 
 inline std::optional<object_info> http_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
                                                       buffer& out) const
 {
-    if (!r.suffix && !r.is_all() && r.length == 0)
+    if (!r.is_all() && r.length == 0)
     {
         out.clear();
         return stat(key); // no range request can ask for nothing
-    }
-    if (r.suffix && r.length == 0)
-    {
-        out.clear();
-        return stat(key);
     }
     if (!r.suffix && !r.is_all() && r.length != byte_range::to_end && r.length > max_bytes)
     {
@@ -262,54 +270,44 @@ inline std::optional<object_info> http_store::read_to(std::string_view key, byte
     return info;
 }
 
-inline std::optional<http_store::object_handle> http_store::open_object(std::string_view key) const
+inline http_store::object_handle http_store::make_handle(std::string_view key, const detail::http_response& res) const
 {
-    auto q = request(key, byte_range::all(), 0);
-    q.what = detail::http_request::kind::head;
-    auto res = m_engine->fetch(std::move(q));
-    if (!res.found)
-    {
-        return std::nullopt;
-    }
-    if (!res.size_known)
-    {
-        store_error e(store_errc::remote_protocol,
-                      "HEAD answered without Content-Length (" + detail::redact_url(url_of(key)) + ")");
-        e.with_key(key);
-        throw e;
-    }
-    auto s = std::make_shared<object_handle::state>();
-    s->engine = m_engine;
-    s->url = url_of(key);
-    s->key = std::string(key);
-    s->etag = res.etag;
-    s->info = {res.object_size, detail::generation_of(detail::validator_of(res, res.object_size))};
-    return object_handle(std::move(s));
-}
-
-inline std::optional<http_store::object_handle> http_store::open_object_and_read(std::string_view key, byte_range r,
-                                                                                 std::uint64_t max_bytes,
-                                                                                 buffer& out) const
-{
-    if ((!r.suffix && !r.is_all() && r.length == 0) || (r.suffix && r.length == 0))
-    {
-        auto h = open_object(key);
-        out.clear();
-        return h;
-    }
-    auto res = m_engine->fetch(request(key, r, max_bytes));
-    if (!res.found)
-    {
-        return std::nullopt;
-    }
     auto s = std::make_shared<object_handle::state>();
     s->engine = m_engine;
     s->url = url_of(key);
     s->key = std::string(key);
     s->etag = res.etag;
     s->info = info_of(key, res);
-    out = std::move(res.body);
     return object_handle(std::move(s));
+}
+
+inline std::optional<http_store::object_handle> http_store::open_object(std::string_view key) const
+{
+    const auto res = head(key);
+    if (!res)
+    {
+        return std::nullopt;
+    }
+    return make_handle(key, *res);
+}
+
+inline std::optional<http_store::object_handle> http_store::open_object_and_read(std::string_view key, byte_range r,
+                                                                                 std::uint64_t max_bytes,
+                                                                                 buffer& out) const
+{
+    if (!r.is_all() && r.length == 0)
+    {
+        out.clear();
+        return open_object(key);
+    }
+    auto res = m_engine->fetch(request(key, r, max_bytes));
+    if (!res.found)
+    {
+        return std::nullopt;
+    }
+    auto h = make_handle(key, res);
+    out = std::move(res.body);
+    return h;
 }
 
 inline detail::http_request http_store::object_handle::request_for(std::uint64_t begin, std::uint64_t end,
