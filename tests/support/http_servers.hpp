@@ -28,14 +28,21 @@
 namespace zxtest
 {
 
+/// 127.0.0.1:port (0: any free port).
+inline sockaddr_in loopback_address(int port)
+{
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    return a;
+}
+
 /// A free TCP port on 127.0.0.1 (bound, then released: the server binds it right after).
 inline int free_loopback_port()
 {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = 0;
+    sockaddr_in a = loopback_address(0);
     socklen_t len = sizeof(a);
     if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
         ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
@@ -55,10 +62,7 @@ inline int free_loopback_port()
 inline bool loopback_accepts(int port)
 {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    sockaddr_in a = loopback_address(port);
     const bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
     if (fd >= 0)
     {
@@ -186,10 +190,7 @@ public:
         m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
         const int one = 1;
         ::setsockopt(m_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a.sin_port = 0;
+        sockaddr_in a = loopback_address(0);
         socklen_t len = sizeof(a);
         if (::bind(m_fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 || ::listen(m_fd, 16) != 0 ||
             ::getsockname(m_fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)

@@ -154,26 +154,28 @@ public:
     {
         if constexpr (object_store<Store>)
         {
-            if constexpr (open_reading_store<Store>)
+            // A store that can opens the handle with this first read, in the same request.
+            bool opened_here = false;
+            const auto* h = [&]
             {
-                // The first read opens the handle with the same request.
-                if (!m_slot.opened.load(std::memory_order_acquire))
+                if constexpr (open_reading_store<Store>)
                 {
-                    std::lock_guard<std::mutex> lock(m_slot.mutex);
-                    if (!m_slot.opened.load(std::memory_order_relaxed))
-                    {
-                        m_slot.handle = m_store.open_object_and_read(m_key, r, max_bytes, out);
-                        m_slot.opened.store(true, std::memory_order_release);
-                        return m_slot.handle ? std::optional<object_info>(m_slot.handle->info()) : std::nullopt;
-                    }
+                    return handle_opened_by([&] { return m_store.open_object_and_read(m_key, r, max_bytes, out); },
+                                            opened_here);
                 }
-            }
-            const auto* h = handle();
+                else
+                {
+                    return handle();
+                }
+            }();
             if (h == nullptr)
             {
                 return std::nullopt;
             }
-            h->read_to(r, max_bytes, out);
+            if (!opened_here)
+            {
+                h->read_to(r, max_bytes, out);
+            }
             return h->info();
         }
         else if constexpr (buffered_store<Store>)
@@ -252,6 +254,15 @@ private:
 
     auto handle()
     {
+        bool opened_here = false;
+        return handle_opened_by([&] { return m_store.open_object(m_key); }, opened_here);
+    }
+
+    /// The handle, opened on first use by `open()` (called once, by one thread); `opened_here`
+    /// tells whether this call opened it.
+    template <class Open>
+    auto handle_opened_by(Open&& open, bool& opened_here)
+    {
         // Double-checked rather than std::call_once: glibc's once wakes futex waiters on every
         // first call, a system call per chunk when every chunk is read through a reader.
         if (!m_slot.opened.load(std::memory_order_acquire))
@@ -259,8 +270,9 @@ private:
             std::lock_guard<std::mutex> lock(m_slot.mutex);
             if (!m_slot.opened.load(std::memory_order_relaxed))
             {
-                m_slot.handle = m_store.open_object(m_key);
+                m_slot.handle = open();
                 m_slot.opened.store(true, std::memory_order_release);
+                opened_here = true;
             }
         }
         return m_slot.handle ? &*m_slot.handle : nullptr;

@@ -97,9 +97,18 @@ struct http_response
     bool size_known = false;
     std::string etag;
     std::string last_modified;
-    long status = 0;
-    int attempts = 0;
 };
+
+/// Keep only the last `n` bytes of `b` (the window of a suffix sliced from a whole answer).
+inline void keep_last(buffer& b, std::uint64_t n) noexcept
+{
+    if (b.size() > n)
+    {
+        const std::size_t drop = b.size() - static_cast<std::size_t>(n);
+        std::memmove(b.data(), b.data() + drop, b.size() - drop);
+        b.resize(b.size() - drop);
+    }
+}
 
 /// FNV-1a of a validator (ETag, or Last-Modified and size): the generation of a remote object.
 inline std::uint64_t generation_of(std::string_view validator) noexcept
@@ -149,8 +158,7 @@ public:
     /// Gives up a ticket nobody will wait for (a prefetch not used): its transfer stops.
     void abandon(const ticket& t);
 
-    /// Requests in flight now and at most so far (the benchmark reports them).
-    std::size_t in_flight() const;
+    /// The most requests in flight at once so far, and how many were started (tests count them).
     std::size_t peak_in_flight() const;
     std::uint64_t requests_started() const;
 
@@ -160,7 +168,8 @@ private:
     void finish(const ticket& tp, CURLcode code);
     void complete(transfer& t);
     void fail(transfer& t, std::exception_ptr e);
-    bool retry(transfer& t, const std::string& why);
+    bool retry(transfer& t);
+    static void release(transfer& t) noexcept;
     static std::size_t on_body(char* data, std::size_t size, std::size_t n, void* self);
     static std::size_t on_header(char* data, std::size_t size, std::size_t n, void* self);
 
@@ -193,7 +202,6 @@ private:
     int attempt = 0;
     std::chrono::steady_clock::time_point first_start{};
     std::chrono::steady_clock::time_point not_before{};
-    std::string last_problem;
     // Per attempt:
     long status = 0;            // of the last status line seen
     std::string content_range;  // of the final answer
@@ -261,10 +269,7 @@ inline curl_engine::~curl_engine()
     for (auto& t : m_active)
     {
         curl_multi_remove_handle(m_multi, t->easy);
-        curl_easy_cleanup(t->easy);
-        curl_slist_free_all(t->headers);
-        t->easy = nullptr;
-        t->headers = nullptr;
+        release(*t);
     }
     curl_multi_cleanup(m_multi);
 }
@@ -293,12 +298,6 @@ inline void curl_engine::abandon(const ticket& t)
         t->done = true;
     }
     // A started one is removed by the next driving step.
-}
-
-inline std::size_t curl_engine::in_flight() const
-{
-    std::lock_guard<std::mutex> g(m_mutex);
-    return m_active.size();
 }
 
 inline std::size_t curl_engine::peak_in_flight() const
@@ -372,10 +371,7 @@ inline http_response curl_engine::wait(const ticket& t)
             if ((*it)->abandoned)
             {
                 curl_multi_remove_handle(m_multi, (*it)->easy);
-                curl_easy_cleanup((*it)->easy);
-                curl_slist_free_all((*it)->headers);
-                (*it)->easy = nullptr;
-                (*it)->headers = nullptr;
+                release(**it);
                 (*it)->done = true;
                 it = m_active.erase(it);
             }
@@ -599,9 +595,7 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
             t.res.body.size() > 2 * t.req.suffix + (64u << 10))
         {
             // Keep the window bounded: drop what can no longer be among the last bytes.
-            const std::size_t drop = t.res.body.size() - static_cast<std::size_t>(t.req.suffix);
-            std::memmove(t.res.body.data(), t.res.body.data() + drop, t.res.body.size() - drop);
-            t.res.body.resize(t.res.body.size() - drop);
+            keep_last(t.res.body, t.req.suffix);
         }
         if (t.res.body.size() > t.req.max_bytes && t.keep_end != UINT64_MAX)
         {
@@ -625,9 +619,8 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
     return len;
 }
 
-inline bool curl_engine::retry(transfer& t, const std::string& why)
+inline bool curl_engine::retry(transfer& t)
 {
-    t.last_problem = why;
     const auto now = std::chrono::steady_clock::now();
     if (t.attempt > m_opt.max_retries || t.abandoned)
     {
@@ -652,9 +645,9 @@ inline void curl_engine::fail(transfer& t, std::exception_ptr e)
     t.done = true;
 }
 
-inline void curl_engine::complete(transfer& t)
+inline void curl_engine::release(transfer& t) noexcept
 {
-    t.done = true;
+    // The easy handle must be out of the multi handle already.
     if (t.easy != nullptr)
     {
         curl_easy_cleanup(t.easy);
@@ -662,6 +655,12 @@ inline void curl_engine::complete(transfer& t)
     }
     curl_slist_free_all(t.headers);
     t.headers = nullptr;
+}
+
+inline void curl_engine::complete(transfer& t)
+{
+    t.done = true;
+    release(t);
 }
 
 namespace http_detail
@@ -744,9 +743,9 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
         }
         return std::make_exception_ptr(std::move(e));
     };
-    auto requeue = [&](const std::string& why)
+    auto requeue = [&]
     {
-        if (!retry(t, why))
+        if (!retry(t))
         {
             return false;
         }
@@ -784,7 +783,7 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
                                code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_GOT_NOTHING ||
                                code == CURLE_PARTIAL_FILE || code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM ||
                                code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_SSL_CONNECT_ERROR;
-        if (transient && requeue(why))
+        if (transient && requeue())
         {
             return;
         }
@@ -792,11 +791,9 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
         return;
     }
     const long st = t.status;
-    t.res.status = st;
-    t.res.attempts = t.attempt;
     if (st == 429 || st == 500 || st == 502 || st == 503 || st == 504)
     {
-        if (requeue("HTTP " + std::to_string(st)))
+        if (requeue())
         {
             return;
         }
@@ -929,12 +926,9 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
             t.res.object_size = t.position;
             t.res.size_known = true;
         }
-        if (t.req.what == http_request::kind::suffix && t.keep_end == UINT64_MAX &&
-            t.res.body.size() > t.req.suffix)
+        if (t.req.what == http_request::kind::suffix && t.keep_end == UINT64_MAX)
         {
-            const std::size_t drop = t.res.body.size() - static_cast<std::size_t>(t.req.suffix);
-            std::memmove(t.res.body.data(), t.res.body.data() + drop, t.res.body.size() - drop);
-            t.res.body.resize(t.res.body.size() - drop);
+            keep_last(t.res.body, t.req.suffix);
         }
         return;
     }
