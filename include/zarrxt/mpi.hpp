@@ -26,6 +26,7 @@
 #pragma once
 
 #include "array.hpp"
+#include "detail/odometer.hpp"
 #include "error.hpp"
 #include "group.hpp"
 #include "region.hpp"
@@ -937,16 +938,7 @@ void copy_box(const std::byte* src, const region<N>& from, std::byte* dst, const
             dof += (box.offset[d] + i[d] - to.offset[d]) * ds[d];
         }
         std::memcpy(dst + dof * elem, src + so * elem, run);
-        std::size_t d = N - 1;
-        while (d-- > 0)
-        {
-            if (++i[d] < box.extent[d])
-            {
-                break;
-            }
-            i[d] = 0;
-        }
-        if (d == static_cast<std::size_t>(-1))
+        if (!zarrxt::detail::next_index(i, box.extent, N - 1))
         {
             return;
         }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../fill_value.hpp"
+#include "odometer.hpp"
 #include "small_vector.hpp"
 
 #include <cstddef>
@@ -81,19 +82,7 @@ inline void fill_box(std::byte* dst, const sdims& strides, const dims& extent, s
                 std::memcpy(dst + (off + static_cast<std::int64_t>(i) * strides[inner]) * w, fill.bytes.data(), width);
             }
         }
-        std::size_t a = inner;
-        bool done = true;
-        while (a > 0)
-        {
-            --a;
-            if (++idx[a] < extent[a])
-            {
-                done = false;
-                break;
-            }
-            idx[a] = 0;
-        }
-        if (done)
+        if (!next_index(idx, extent, inner))
         {
             return;
         }

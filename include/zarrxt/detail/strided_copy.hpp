@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include "odometer.hpp"
 #include "small_vector.hpp"
 
 namespace zarrxt::detail
@@ -91,22 +92,7 @@ inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::by
             soff += static_cast<std::int64_t>(idx[a]) * src_strides[a];
         }
         copy_run(dst + doff * w, dst_strides[inner], src + soff * w, src_strides[inner], shape[inner], width);
-        // odometer over the outer axes
-        std::size_t a = inner;
-        while (a > 0)
-        {
-            --a;
-            if (++idx[a] < shape[a])
-            {
-                break;
-            }
-            idx[a] = 0;
-            if (a == 0)
-            {
-                return;
-            }
-        }
-        if (inner == 0)
+        if (!next_index(idx, shape, inner)) // odometer over the outer axes
         {
             return;
         }

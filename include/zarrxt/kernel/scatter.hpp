@@ -11,6 +11,7 @@
 #pragma once
 
 #include "../detail/fill.hpp"
+#include "../detail/odometer.hpp"
 #include "../detail/strided_copy.hpp"
 
 #include <array>
@@ -220,19 +221,7 @@ void normalize_bool_box(std::byte* dst, const strides_t<N>& ds, const extents_t<
                 std::byte& b = dst[off + static_cast<std::int64_t>(i) * ds[N - 1]];
                 b = b != std::byte{0} ? std::byte{1} : std::byte{0};
             }
-            std::size_t a = N - 1;
-            bool done = true;
-            while (a > 0)
-            {
-                --a;
-                if (++idx[a] < ext[a])
-                {
-                    done = false;
-                    break;
-                }
-                idx[a] = 0;
-            }
-            if (done)
+            if (!zarrxt::detail::next_index(idx, ext, N - 1))
             {
                 return;
             }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "../../detail/fill.hpp"
+#include "../../detail/odometer.hpp"
 #include "../../detail/strided_copy.hpp"
 #include "../partial_decode.hpp"
 #include "config.hpp"
@@ -103,19 +104,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
         {
             hits.push_back({idx->offset(linear), idx->nbytes(linear), linear});
         }
-        std::size_t d = rank;
-        bool done = true;
-        while (d > 0)
-        {
-            --d;
-            if (++c[d] < hi[d])
-            {
-                done = false;
-                break;
-            }
-            c[d] = lo[d];
-        }
-        if (done || rank == 0)
+        if (!zarrxt::detail::next_index(c, lo, hi, rank))
         {
             break;
         }
