@@ -9,7 +9,7 @@ zx_log() { printf '[zarrxt] %s\n' "$*" >&2; }
 
 # Debian packages needed to build the library, the tool, the examples and the tests.
 ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-json3-dev zlib1g-dev
-  libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev libbz2-dev liblzma-dev libcurl4-openssl-dev python3)
+  libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev libbz2-dev liblzma-dev libcurl4-openssl-dev libssl-dev libexpat1-dev python3)
 # Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3); the wild
 # writers GDAL 3.6 (its tools and python3-gdal) and NCZarr (netCDF-C 4.9.0's ncgen, nccopy, ncdump).
 # nginx serves arrays on loopback to the remote-store tests (suite remote).
@@ -57,19 +57,30 @@ zx_install_node() {
   zx_install_pkgs nodejs npm
 }
 
-# zarrita (the v3 peer) into a build-local folder; pinned so results do not drift.
+# The npm peers, pinned so results do not drift, into a build-local folder: zarrita (the v3 peer);
+# for the S3 tests s3rver (the server), the AWS SDK's own SigV4 signer and SHA-256 (the proxy in
+# front of s3rver that checks every signature, tests/support/s3_sigv4_proxy.mjs) and the AWS SDK's
+# S3 client (an independent reader of what zarrxt writes).
 ZX_ZARRITA_VERSION="0.7.5"
+ZX_NPM_PEERS=("zarrita@$ZX_ZARRITA_VERSION" "s3rver@3.7.1" "@smithy/signature-v4@5.7.5" "@aws-crypto/sha256-js@5.2.0"
+  "@aws-sdk/client-s3@3.1175.0")
+zx_npm_peers_present() {
+  local dir="$1" spec name version
+  for spec in "${ZX_NPM_PEERS[@]}"; do
+    name="${spec%@*}"
+    version="${spec##*@}"
+    [ -f "$dir/node_modules/$name/package.json" ] &&
+      grep -q "\"version\": \"$version\"" "$dir/node_modules/$name/package.json" || return 1
+  done
+}
 zx_install_zarrita() {
   local dir="$ZX_BUILD/npm"
-  if [ -f "$dir/node_modules/zarrita/package.json" ] &&
-     grep -q "\"version\": \"$ZX_ZARRITA_VERSION\"" "$dir/node_modules/zarrita/package.json"; then
-    return 0
-  fi
+  zx_npm_peers_present "$dir" && return 0
   zx_install_node || return 1
   mkdir -p "$dir"
-  zx_log "installing zarrita@$ZX_ZARRITA_VERSION into $dir"
+  zx_log "installing ${ZX_NPM_PEERS[*]} into $dir"
   (cd "$dir" && [ -f package.json ] || echo '{"name":"zarrxt-peers","private":true,"type":"module"}' > package.json
-   npm install --no-audit --no-fund --loglevel=error "zarrita@$ZX_ZARRITA_VERSION" >&2)
+   npm install --no-audit --no-fund --loglevel=error "${ZX_NPM_PEERS[@]}" >&2)
 }
 
 # Configure (once) and build. Extra arguments go to `meson setup`.

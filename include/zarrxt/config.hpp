@@ -61,6 +61,15 @@
 #endif
 #endif
 
+// libcurl + libcrypto + expat: zarrxt/store/s3.hpp needs all three.
+#ifndef ZARRXT_HAS_S3
+#if ZARRXT_HAS_CURL && __has_include(<openssl/evp.h>) && __has_include(<expat.h>)
+#define ZARRXT_HAS_S3 1
+#else
+#define ZARRXT_HAS_S3 0
+#endif
+#endif
+
 // Separate compilation (the compile-time valve of a header-only library). By default every function
 // is defined inline in the headers. A program that defines ZARRXT_SEPARATE_COMPILATION everywhere
 // and includes <zarrxt/src.hpp> in exactly one translation unit gets the metadata parsers and the

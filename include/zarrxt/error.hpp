@@ -63,6 +63,9 @@ enum class store_errc : int
     remote = 4,          ///< a remote request failed (transport error or HTTP status, after retries)
     remote_protocol = 5, ///< a server's answer does not match the request (Content-Range, length)
     changed = 6,         ///< an object changed while it was read through one handle (If-Match failed)
+    not_listable = 7,    ///< a listing was asked of a store that cannot list, and no snapshot answers it
+    denied = 8,          ///< the server refused the credentials or the signature (401, 403)
+    read_only = 9,       ///< a write or erase through any_store to a store that cannot write
 };
 
 enum class array_errc : int

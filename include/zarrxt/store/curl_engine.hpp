@@ -20,6 +20,7 @@
 #include "../config.hpp"
 #include "../detail/buffer.hpp"
 #include "../error.hpp"
+#include "key.hpp"
 
 #include <curl/curl.h>
 
@@ -67,7 +68,8 @@ struct http_options
 namespace detail
 {
 
-/// One request: a whole object, a range [begin, end), the last `suffix` bytes, or a HEAD.
+/// One request: a whole object, a range [begin, end), the last `suffix` bytes, a HEAD, or (for
+/// the stores that write) a PUT of `upload` or a DELETE.
 struct http_request
 {
     enum class kind
@@ -75,7 +77,9 @@ struct http_request
         whole,
         range,
         suffix,
-        head
+        head,
+        put,
+        erase
     };
     std::string url;
     kind what = kind::whole;
@@ -85,7 +89,28 @@ struct http_request
     std::uint64_t max_bytes = UINT64_MAX;
     std::string if_match; ///< sent as If-Match when not empty
     std::string key;      ///< for error messages
+    /// put: the body. Not owned: the caller waits for the answer, so the bytes outlive every
+    /// attempt (a retry sends them again).
+    byte_view upload{};
+    std::vector<std::string> headers{}; ///< extra headers of this request ("Name: value")
+    /// The hex SHA-256 of the body, for a signed request (x-amz-content-sha256); empty: no body.
+    std::string payload_sha256{};
 };
+
+/// Requests signed with AWS Signature Version 4 by libcurl itself (CURLOPT_AWS_SIGV4): the
+/// provider string "aws:amz:REGION:SERVICE" and the credentials. Only the engine holds them;
+/// they are never part of a URL, a message or an error.
+struct aws_signing
+{
+    std::string region;
+    std::string service = "s3";
+    std::string access_key_id;
+    std::string secret_access_key;
+    std::string session_token; ///< sent as x-amz-security-token (temporary credentials)
+};
+
+/// The SHA-256 of no bytes (the payload hash of a GET, HEAD or DELETE).
+inline constexpr const char* empty_payload_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// The checked answer to one request.
 struct http_response
@@ -122,27 +147,13 @@ inline std::uint64_t generation_of(std::string_view validator) noexcept
     return h == 0 ? 1 : h;
 }
 
-/// A URL without user information or query (what errors may show: never credentials).
-inline std::string redact_url(std::string_view url)
-{
-    std::string u(url.substr(0, url.find('?')));
-    const auto scheme = u.find("://");
-    const auto at = u.find('@', scheme == std::string::npos ? 0 : scheme + 3);
-    const auto slash = u.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-    if (scheme != std::string::npos && at != std::string::npos && (slash == std::string::npos || at < slash))
-    {
-        u.erase(scheme + 3, at + 1 - (scheme + 3));
-    }
-    return u;
-}
-
 class curl_engine
 {
 public:
     class transfer;
     using ticket = std::shared_ptr<transfer>;
 
-    explicit curl_engine(http_options options);
+    explicit curl_engine(http_options options, std::optional<aws_signing> signing = std::nullopt);
     curl_engine(const curl_engine&) = delete;
     curl_engine& operator=(const curl_engine&) = delete;
     ~curl_engine();
@@ -174,6 +185,8 @@ private:
     static std::size_t on_header(char* data, std::size_t size, std::size_t n, void* self);
 
     http_options m_opt;
+    std::optional<aws_signing> m_signing;
+    std::string m_sigv4_provider; // "aws:amz:REGION:SERVICE", kept alive for libcurl
     CURLM* m_multi = nullptr;
     mutable std::mutex m_mutex;
     std::condition_variable m_step;
@@ -210,6 +223,8 @@ private:
     bool sliced = false;        // a 200 answered a range request
     bool stopped_early = false; // the sliced range was complete before the body ended
     bool over_cap = false;
+    std::uint64_t over_cap_at = 0; // the body size that would have passed the cap
+    std::optional<std::uint64_t> misserved_suffix_total; // a 206 to a suffix with another range
     std::uint64_t keep_begin = 0, keep_end = 0; // a sliced range, in the server's body
     std::string error_body;                     // the first bytes of an error answer
     char curl_error[CURL_ERROR_SIZE] = {};
@@ -224,6 +239,8 @@ private:
         content_length.reset();
         position = 0;
         sliced = stopped_early = over_cap = false;
+        over_cap_at = 0;
+        misserved_suffix_total.reset();
         keep_begin = keep_end = 0;
         error_body.clear();
         curl_error[0] = '\0';
@@ -233,6 +250,74 @@ private:
 /******************
  * implementation *
  ******************/
+
+namespace http_detail
+{
+
+/// "bytes a-b/total" or "bytes */total": a, b (inclusive) and total (nullopt for "*").
+struct content_range
+{
+    bool has_range = false;
+    std::uint64_t first = 0, last = 0;
+    std::optional<std::uint64_t> total;
+};
+
+inline std::optional<content_range> parse_content_range(std::string_view v)
+{
+    if (v.substr(0, 6) != "bytes ")
+    {
+        return std::nullopt;
+    }
+    v.remove_prefix(6);
+    content_range r;
+    const auto slash = v.find('/');
+    if (slash == std::string_view::npos)
+    {
+        return std::nullopt;
+    }
+    auto number = [](std::string_view s, std::uint64_t& out)
+    {
+        if (s.empty() || s.size() > 19)
+        {
+            return false;
+        }
+        std::uint64_t x = 0;
+        for (char c : s)
+        {
+            if (c < '0' || c > '9')
+            {
+                return false;
+            }
+            x = x * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        out = x;
+        return true;
+    };
+    const std::string_view span = v.substr(0, slash);
+    const std::string_view total = v.substr(slash + 1);
+    if (total != "*")
+    {
+        std::uint64_t t = 0;
+        if (!number(total, t))
+        {
+            return std::nullopt;
+        }
+        r.total = t;
+    }
+    if (span != "*")
+    {
+        const auto dash = span.find('-');
+        if (dash == std::string_view::npos || !number(span.substr(0, dash), r.first) ||
+            !number(span.substr(dash + 1), r.last) || r.last < r.first)
+        {
+            return std::nullopt;
+        }
+        r.has_range = true;
+    }
+    return r;
+}
+
+} // namespace http_detail
 
 inline void ensure_curl_global_init()
 {
@@ -246,9 +331,14 @@ inline void ensure_curl_global_init()
     }
 }
 
-inline curl_engine::curl_engine(http_options options)
+inline curl_engine::curl_engine(http_options options, std::optional<aws_signing> signing)
     : m_opt(std::move(options))
+    , m_signing(std::move(signing))
 {
+    if (m_signing)
+    {
+        m_sigv4_provider = "aws:amz:" + m_signing->region + ":" + m_signing->service;
+    }
     ensure_curl_global_init();
     m_opt.max_concurrent_requests = std::max<std::size_t>(1, m_opt.max_concurrent_requests);
     m_opt.max_connections = std::max<std::size_t>(1, m_opt.max_connections);
@@ -443,10 +533,31 @@ inline void curl_engine::start(const ticket& tp)
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &curl_engine::on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &t);
     std::string range;
+    curl_slist_free_all(t.headers);
+    t.headers = nullptr;
     switch (t.req.what)
     {
     case http_request::kind::head:
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        break;
+    case http_request::kind::put:
+    {
+        // POSTFIELDS under the PUT method: the body is in memory (sent again on a retry, hashed
+        // by the signer). No `Expect: 100-continue` round trip before it where that can be helped.
+        static const char nothing = 0;
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.req.upload.size()));
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, t.req.upload.empty() ? &nothing : reinterpret_cast<const char*>(t.req.upload.data()));
+        t.headers = curl_slist_append(t.headers, "Content-Type: application/octet-stream");
+        if (!m_signing)
+        {
+            // libcurl 7.88's signer would sign an "expect" header it then does not send.
+            t.headers = curl_slist_append(t.headers, "Expect:");
+        }
+        break;
+    }
+    case http_request::kind::erase:
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
         break;
     case http_request::kind::range:
         range = std::to_string(t.req.begin) + "-" +
@@ -462,11 +573,26 @@ inline void curl_engine::start(const ticket& tp)
     {
         curl_easy_setopt(e, CURLOPT_RANGE, range.c_str()); // copied by libcurl
     }
-    curl_slist_free_all(t.headers);
-    t.headers = nullptr;
     for (const auto& h : m_opt.headers)
     {
         t.headers = curl_slist_append(t.headers, h.c_str());
+    }
+    for (const auto& h : t.req.headers)
+    {
+        t.headers = curl_slist_append(t.headers, h.c_str());
+    }
+    if (m_signing)
+    {
+        // libcurl computes the signature; the payload hash it signs is sent as S3 requires.
+        curl_easy_setopt(e, CURLOPT_AWS_SIGV4, m_sigv4_provider.c_str());
+        curl_easy_setopt(e, CURLOPT_USERNAME, m_signing->access_key_id.c_str());
+        curl_easy_setopt(e, CURLOPT_PASSWORD, m_signing->secret_access_key.c_str());
+        const std::string& hash = t.req.payload_sha256.empty() ? std::string(empty_payload_sha256) : t.req.payload_sha256;
+        t.headers = curl_slist_append(t.headers, ("x-amz-content-sha256: " + hash).c_str());
+        if (!m_signing->session_token.empty())
+        {
+            t.headers = curl_slist_append(t.headers, ("x-amz-security-token: " + m_signing->session_token).c_str());
+        }
     }
     if (!t.req.if_match.empty())
     {
@@ -559,6 +685,18 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
         }
         return len;
     }
+    if (t.status == 206 && t.req.what == http_request::kind::suffix && t.position == 0 && t.res.body.empty())
+    {
+        // Some servers (s3rver among them) answer `bytes=-n` with the first bytes instead of the
+        // last. When the answer says the object's size, the right range is asked for instead.
+        const auto cr = http_detail::parse_content_range(t.content_range);
+        if (cr && cr->has_range && cr->total &&
+            (cr->first != *cr->total - std::min(*cr->total, t.req.suffix) || cr->last + 1 != *cr->total))
+        {
+            t.misserved_suffix_total = *cr->total;
+            return 0;
+        }
+    }
     const bool ranged = t.req.what == http_request::kind::range || t.req.what == http_request::kind::suffix;
     if (t.status == 200 && ranged)
     {
@@ -600,6 +738,7 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
         if (t.res.body.size() > t.req.max_bytes && t.keep_end != UINT64_MAX)
         {
             t.over_cap = true;
+            t.over_cap_at = t.res.body.size();
             return 0;
         }
         if (t.req.what == http_request::kind::range && t.position >= t.keep_end)
@@ -612,6 +751,7 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
     if (t.res.body.size() + len > t.req.max_bytes)
     {
         t.over_cap = true;
+        t.over_cap_at = t.res.body.size() + len;
         return 0;
     }
     t.position += len;
@@ -663,73 +803,6 @@ inline void curl_engine::complete(transfer& t)
     release(t);
 }
 
-namespace http_detail
-{
-
-/// "bytes a-b/total" or "bytes */total": a, b (inclusive) and total (nullopt for "*").
-struct content_range
-{
-    bool has_range = false;
-    std::uint64_t first = 0, last = 0;
-    std::optional<std::uint64_t> total;
-};
-
-inline std::optional<content_range> parse_content_range(std::string_view v)
-{
-    if (v.substr(0, 6) != "bytes ")
-    {
-        return std::nullopt;
-    }
-    v.remove_prefix(6);
-    content_range r;
-    const auto slash = v.find('/');
-    if (slash == std::string_view::npos)
-    {
-        return std::nullopt;
-    }
-    auto number = [](std::string_view s, std::uint64_t& out)
-    {
-        if (s.empty() || s.size() > 19)
-        {
-            return false;
-        }
-        std::uint64_t x = 0;
-        for (char c : s)
-        {
-            if (c < '0' || c > '9')
-            {
-                return false;
-            }
-            x = x * 10 + static_cast<std::uint64_t>(c - '0');
-        }
-        out = x;
-        return true;
-    };
-    const std::string_view span = v.substr(0, slash);
-    const std::string_view total = v.substr(slash + 1);
-    if (total != "*")
-    {
-        std::uint64_t t = 0;
-        if (!number(total, t))
-        {
-            return std::nullopt;
-        }
-        r.total = t;
-    }
-    if (span != "*")
-    {
-        const auto dash = span.find('-');
-        if (dash == std::string_view::npos || !number(span.substr(0, dash), r.first) ||
-            !number(span.substr(dash + 1), r.last) || r.last < r.first)
-        {
-            return std::nullopt;
-        }
-        r.has_range = true;
-    }
-    return r;
-}
-
-} // namespace http_detail
 
 inline void curl_engine::finish(const ticket& tp, CURLcode code)
 {
@@ -766,12 +839,32 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
     if (t.over_cap)
     {
         complete(t);
-        limit_exceeded e("max_chunk_bytes", t.res.body.size() + 1, t.req.max_bytes);
+        limit_exceeded e("max_chunk_bytes", t.over_cap_at, t.req.max_bytes);
         if (!t.req.key.empty())
         {
             e.with_key(t.req.key);
         }
         fail(t, std::make_exception_ptr(std::move(e)));
+        return;
+    }
+    if (t.misserved_suffix_total)
+    {
+        // The suffix as an explicit range of the size the server told (one more request).
+        const std::uint64_t total = *t.misserved_suffix_total;
+        if (total == 0)
+        {
+            complete(t);
+            t.res.found = true;
+            t.res.size_known = true;
+            t.res.object_size = 0;
+            t.res.body.clear();
+            return;
+        }
+        t.req.what = http_request::kind::range;
+        t.req.begin = total - std::min(total, t.req.suffix);
+        t.req.end = total;
+        t.not_before = {};
+        m_queue.push_back(tp);
         return;
     }
     const bool ok = code == CURLE_OK || (code == CURLE_WRITE_ERROR && t.stopped_early);
@@ -800,7 +893,63 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
         give_up("HTTP " + std::to_string(st));
         return;
     }
+    if (st == 416 && t.req.what != http_request::kind::head)
+    {
+        const auto cr = http_detail::parse_content_range(t.content_range);
+        if (!cr || !cr->total)
+        {
+            // Nothing of the object is in the range, and the size is not in Content-Range (S3
+            // says it only in its XML body): a HEAD tells it.
+            t.req.what = http_request::kind::head;
+            t.not_before = {};
+            m_queue.push_back(tp);
+            return;
+        }
+    }
     complete(t);
+    auto snippet_of_error = [&]
+    {
+        // An XML declaration says nothing: skip it, so an S3 <Error>'s Code and Message show.
+        std::string_view body = t.error_body;
+        if (body.substr(0, 5) == "<?xml" && body.find("?>") != std::string_view::npos)
+        {
+            body.remove_prefix(body.find("?>") + 2);
+        }
+        std::string snippet;
+        for (char c : body.substr(0, 300))
+        {
+            snippet += (c >= 32 && c < 127) ? c : ' ';
+        }
+        return snippet;
+    };
+    if (st == 401 || st == 403)
+    {
+        // An S3 server says why in an XML <Error> (Code, Message): its start is in the message.
+        std::string why = "HTTP " + std::to_string(st) + " (the server refused the credentials or the signature)";
+        if (!t.error_body.empty())
+        {
+            why += ": " + snippet_of_error();
+        }
+        fail(t, where(store_error(store_errc::denied, why + " (" + url + ")")));
+        return;
+    }
+    if (t.req.what == http_request::kind::put || t.req.what == http_request::kind::erase)
+    {
+        if (st == 200 || st == 201 || st == 204 || (st == 404 && t.req.what == http_request::kind::erase))
+        {
+            t.res.found = st != 404;
+            t.res.body.clear();
+            return;
+        }
+        std::string why = "HTTP " + std::to_string(st) + " to a " +
+                          (t.req.what == http_request::kind::put ? "PUT" : "DELETE");
+        if (!t.error_body.empty())
+        {
+            why += ": " + snippet_of_error();
+        }
+        fail(t, where(store_error(store_errc::remote, why + " (" + url + ")")));
+        return;
+    }
     if (st == 404 || st == 410)
     {
         t.res.found = false;
@@ -836,12 +985,7 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
         std::string why = "HTTP " + std::to_string(st);
         if (!t.error_body.empty())
         {
-            std::string snippet;
-            for (char c : t.error_body.substr(0, 160))
-            {
-                snippet += (c >= 32 && c < 127) ? c : ' ';
-            }
-            why += ": " + snippet;
+            why += ": " + snippet_of_error();
         }
         fail(t, where(store_error(store_errc::remote, why + " (" + url + ")")));
         return;

@@ -39,6 +39,9 @@ public:
     /// `base_url`: the URL of the store's root ("https://host/data/volume.zarr"); a trailing
     /// slash is optional.
     explicit http_store(std::string base_url, http_options options = {});
+    /// A store on an engine shared with others (the S3 store reads through one of these, on its
+    /// signing engine): copies and sharers use one connection pool and one request budget.
+    http_store(std::string base_url, std::shared_ptr<detail::curl_engine> engine);
 
     std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
     {
@@ -155,8 +158,13 @@ inline std::string validator_of(const http_response& res, std::uint64_t size)
 } // namespace detail
 
 inline http_store::http_store(std::string base_url, http_options options)
+    : http_store(std::move(base_url), std::make_shared<detail::curl_engine>(std::move(options)))
+{
+}
+
+inline http_store::http_store(std::string base_url, std::shared_ptr<detail::curl_engine> engine)
     : m_base(std::move(base_url))
-    , m_engine(std::make_shared<detail::curl_engine>(std::move(options)))
+    , m_engine(std::move(engine))
 {
     while (!m_base.empty() && m_base.back() == '/')
     {
@@ -330,6 +338,16 @@ inline void http_store::object_handle::take(detail::http_response res, std::uint
     if (!res.found || res.changed)
     {
         store_error e(store_errc::changed, "the object was replaced or removed while it was read through one handle");
+        e.with_key(m_state->key);
+        e.with_range(begin, end - begin);
+        throw e;
+    }
+    if (!m_state->etag.empty() && !res.etag.empty() && res.etag != m_state->etag)
+    {
+        // A server that ignores If-Match (some S3-compatible ones do) still names the version
+        // it sent: another one is never taken as this handle's bytes.
+        store_error e(store_errc::changed, "the object was replaced while it was read through one handle (ETag " +
+                                               res.etag + ", the handle's is " + m_state->etag + ")");
         e.with_key(m_state->key);
         e.with_range(begin, end - begin);
         throw e;

@@ -16,7 +16,8 @@ namespace zarrxt
 /// Throws store_error [zarrxt.store.1] naming the key and the rule it breaks.
 inline void validate_key(std::string_view key)
 {
-    auto bad = [&](const char* why) {
+    auto bad = [&](const char* why)
+    {
         store_error e(store_errc::invalid_key, std::string("invalid store key: ") + why);
         e.with_key(key);
         throw e;
@@ -33,7 +34,8 @@ inline void validate_key(std::string_view key)
     while (true)
     {
         const std::size_t end = key.find('/', start);
-        const std::string_view seg = key.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+        const std::string_view seg =
+            key.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
         if (seg.empty())
         {
             bad("empty path segment");
@@ -93,5 +95,24 @@ inline std::string normalize_path(std::string_view path)
     }
     return p;
 }
+
+namespace detail
+{
+
+/// A URL without user information or query (what errors may show: never credentials).
+inline std::string redact_url(std::string_view url)
+{
+    std::string u(url.substr(0, url.find('?')));
+    const auto scheme = u.find("://");
+    const auto at = u.find('@', scheme == std::string::npos ? 0 : scheme + 3);
+    const auto slash = u.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+    if (scheme != std::string::npos && at != std::string::npos && (slash == std::string::npos || at < slash))
+    {
+        u.erase(scheme + 3, at + 1 - (scheme + 3));
+    }
+    return u;
+}
+
+} // namespace detail
 
 } // namespace zarrxt

@@ -1,0 +1,465 @@
+/** @file store/s3.hpp
+ *  `s3_store`: a store in an S3 bucket (AWS or any S3-compatible server): read, write, list,
+ *  erase. Needs libcurl, libcrypto and expat (ZARRXT_HAS_S3; include this header explicitly).
+ *
+ *  Requests are signed with AWS Signature Version 4 by libcurl (CURLOPT_AWS_SIGV4); the payload
+ *  hash it signs (x-amz-content-sha256) and the Content-MD5 of every PUT come from libcrypto.
+ *  Reads are those of http_store (ranges, suffix ranges, handles pinned with If-Match, many
+ *  requests in flight on one engine), on a signing engine. A PUT replaces an object atomically,
+ *  so an array written here needs no temporary keys to be crash-safe; `erase` is a DELETE (also
+ *  of chunks that became all fill). Listing is ListObjectsV2, every page (continuation tokens),
+ *  parsed with expat.
+ *
+ *  Credentials, region and endpoint come from s3_options, else from the standard variables:
+ *  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
+ *  AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL. Without credentials requests go unsigned (public
+ *  buckets). Credentials live in the engine only: no URL, message or error contains them.
+ *
+ *  No locks exist on S3: lock_key() serialises the writers of one process only. Two processes
+ *  writing parts of one shard at once can each replace the whole shard (the last PUT wins, the
+ *  other's part is lost); give each writer whole shards (docs/safety.md).
+ */
+#pragma once
+
+#include "../detail/digest.hpp"
+#include "../detail/s3_xml.hpp"
+#include "concepts.hpp"
+#include "curl_engine.hpp"
+#include "http.hpp"
+#include "key.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrxt
+{
+
+/// How a bucket appears in URLs: https://bucket.host/key (virtual host) or https://host/bucket/key
+/// (path style). `automatic`: virtual host on AWS's own endpoints for bucket names that are valid
+/// host names without dots, path style elsewhere (what S3-compatible servers expect).
+enum class s3_addressing
+{
+    automatic,
+    virtual_host,
+    path
+};
+
+struct s3_options
+{
+    std::string region{}; ///< empty: AWS_REGION, AWS_DEFAULT_REGION, else "us-east-1"
+    std::string
+        endpoint{}; ///< "http(s)://host[:port]"; empty: AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, else AWS
+    std::string access_key_id{};     ///< empty: AWS_ACCESS_KEY_ID
+    std::string secret_access_key{}; ///< empty: AWS_SECRET_ACCESS_KEY
+    std::string session_token{};     ///< empty: AWS_SESSION_TOKEN
+    bool anonymous = false;          ///< unsigned requests even when credentials are set
+    s3_addressing addressing = s3_addressing::automatic;
+    std::size_t list_page_size = 1000;             ///< max-keys of one ListObjectsV2 page
+    std::uint64_t max_list_page_bytes = 64u << 20; ///< a page answer larger than this is refused
+    http_options http{};
+};
+
+class s3_store
+{
+public:
+    /// The objects of `bucket` under `prefix` ("" or "data/volume.zarr"); keys are relative to it.
+    explicit s3_store(std::string bucket, std::string prefix = {}, s3_options options = {});
+    /// "s3://bucket" or "s3://bucket/prefix".
+    static s3_store from_url(std::string_view url, s3_options options = {});
+
+    using object_handle = http_store::object_handle;
+
+    std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
+    {
+        return m_reader.read(key, r, max_bytes);
+    }
+    std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
+                                       buffer& out) const
+    {
+        return m_reader.read_to(key, r, max_bytes, out);
+    }
+    std::optional<object_info> stat(std::string_view key) const { return m_reader.stat(key); }
+    std::optional<object_handle> open_object(std::string_view key) const { return m_reader.open_object(key); }
+    std::optional<object_handle> open_object_and_read(std::string_view key, byte_range r,
+                                                      std::uint64_t max_bytes, buffer& out) const
+    {
+        return m_reader.open_object_and_read(key, r, max_bytes, out);
+    }
+
+    /// PUT (atomic replace), with Content-MD5 and the signed SHA-256 of the body.
+    void set(std::string_view key, byte_view data);
+    /// DELETE; whether the key existed (a HEAD first: S3 answers a DELETE of nothing with 204).
+    bool erase(std::string_view key);
+    /// Every key below `prefix` (all pages), sorted.
+    std::vector<std::string> list(std::string_view prefix) const;
+    /// The names directly below `prefix` (objects and common prefixes), sorted.
+    std::vector<std::string> list_dir(std::string_view prefix) const;
+    /// Serialises read-modify-write of one key within this process (S3 has no locks).
+    std::unique_lock<std::mutex> lock_key(std::string_view key) const { return m_locks->lock(key); }
+
+    const std::string& bucket() const noexcept { return m_bucket; }
+    const std::string& prefix() const noexcept { return m_prefix; }
+    /// "s3://bucket/prefix" (what the tool and errors show).
+    std::string url() const { return "s3://" + m_bucket + (m_prefix.empty() ? "" : "/" + m_prefix); }
+    /// The HTTP(S) URL of the store's root (no credentials: they are never in a URL).
+    const std::string& base_url() const noexcept { return m_reader.base_url(); }
+    bool signs_requests() const noexcept { return m_signed; }
+    std::size_t peak_in_flight() const { return m_engine->peak_in_flight(); }
+    std::uint64_t requests_started() const { return m_engine->requests_started(); }
+
+private:
+    struct setup
+    {
+        std::string bucket, prefix, bucket_url;
+        bool signs = false;
+        std::shared_ptr<detail::curl_engine> engine;
+    };
+    static setup configure(std::string bucket, std::string prefix, s3_options& options);
+    s3_store(setup s, const s3_options& options);
+
+    /// ListObjectsV2 pages for the bucket prefix `p` (delimiter "/" when `dir`); errors name `key`.
+    std::vector<detail::s3_list_page> list_pages(const std::string& p, bool dir, std::string_view key) const;
+    /// The bucket-relative prefix of a store key prefix ("a/b" -> "prefix/a/b/").
+    std::string bucket_prefix_of(std::string_view prefix) const;
+
+    std::string m_bucket;
+    std::string m_prefix;
+    std::string m_bucket_url; // the bucket's root URL (list requests go here)
+    std::size_t m_page_size;
+    std::uint64_t m_max_page_bytes;
+    bool m_signed = false;
+    std::shared_ptr<detail::curl_engine> m_engine;
+    http_store m_reader;
+    std::shared_ptr<detail::key_lock_table> m_locks = std::make_shared<detail::key_lock_table>();
+};
+
+/******************
+ * implementation *
+ ******************/
+
+namespace detail
+{
+
+inline std::string env_or(const std::string& given, std::initializer_list<const char*> names,
+                          std::string fallback = {})
+{
+    if (!given.empty())
+    {
+        return given;
+    }
+    for (const char* n : names)
+    {
+        if (const char* v = std::getenv(n); v != nullptr && *v != '\0')
+        {
+            return v;
+        }
+    }
+    return fallback;
+}
+
+/// A query value URI-encoded the way SigV4's canonical request encodes it (everything but the
+/// unreserved characters, '/' included), so the query sent is already canonical.
+inline std::string s3_query_encode(std::string_view v)
+{
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : v)
+    {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '.' || c == '_' || c == '~')
+        {
+            out += static_cast<char>(c);
+        }
+        else
+        {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+inline bool is_valid_key(std::string_view key)
+{
+    try
+    {
+        validate_key(key);
+        return true;
+    }
+    catch (const store_error&)
+    {
+        return false;
+    }
+}
+
+/// A bucket name that can be the first label of a host name (and of a TLS certificate's name).
+inline bool dns_compatible_bucket(std::string_view b)
+{
+    if (b.size() < 3 || b.size() > 63 || b.front() == '-' || b.back() == '-')
+    {
+        return false;
+    }
+    return std::all_of(b.begin(), b.end(),
+                       [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; });
+}
+
+} // namespace detail
+
+inline s3_store::s3_store(std::string bucket, std::string prefix, s3_options options)
+    : s3_store(configure(std::move(bucket), std::move(prefix), options), options)
+{
+}
+
+inline s3_store::s3_store(setup s, const s3_options& options)
+    : m_bucket(std::move(s.bucket))
+    , m_prefix(std::move(s.prefix))
+    , m_bucket_url(std::move(s.bucket_url))
+    , m_page_size(std::max<std::size_t>(1, options.list_page_size))
+    , m_max_page_bytes(options.max_list_page_bytes)
+    , m_signed(s.signs)
+    , m_engine(s.engine)
+    , m_reader(m_bucket_url + (m_prefix.empty() ? "" : "/" + detail::percent_encode_key(m_prefix)),
+               std::move(s.engine))
+{
+}
+
+inline auto s3_store::configure(std::string bucket, std::string prefix, s3_options& options) -> setup
+{
+    setup s;
+    s.bucket = std::move(bucket);
+    s.prefix = std::move(prefix);
+    while (!s.prefix.empty() && s.prefix.back() == '/')
+    {
+        s.prefix.pop_back();
+    }
+    if (s.bucket.empty() || s.bucket.find('/') != std::string::npos)
+    {
+        throw store_error(store_errc::invalid_key, "s3_store: \"" + s.bucket + "\" is not a bucket name");
+    }
+    if (!s.prefix.empty())
+    {
+        validate_key(s.prefix);
+    }
+    const std::string region =
+        detail::env_or(options.region, {"AWS_REGION", "AWS_DEFAULT_REGION"}, "us-east-1");
+    std::string endpoint = detail::env_or(options.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"});
+    const bool aws = endpoint.empty();
+    if (aws)
+    {
+        endpoint = "https://s3." + region + ".amazonaws.com";
+    }
+    while (!endpoint.empty() && endpoint.back() == '/')
+    {
+        endpoint.pop_back();
+    }
+    const auto scheme_end = endpoint.find("://");
+    if (scheme_end == std::string::npos ||
+        (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0))
+    {
+        throw store_error(store_errc::invalid_key,
+                          "s3_store: the endpoint must start with http:// or https://, not \"" +
+                              detail::redact_url(endpoint) + "\"");
+    }
+    bool virtual_host = options.addressing == s3_addressing::virtual_host;
+    if (options.addressing == s3_addressing::automatic)
+    {
+        virtual_host = aws && detail::dns_compatible_bucket(s.bucket);
+    }
+    if (virtual_host)
+    {
+        s.bucket_url = endpoint.substr(0, scheme_end + 3) + s.bucket + "." + endpoint.substr(scheme_end + 3);
+    }
+    else
+    {
+        s.bucket_url = endpoint + "/" + detail::percent_encode_key(s.bucket);
+    }
+
+    std::optional<detail::aws_signing> signing;
+    const std::string key_id = detail::env_or(options.access_key_id, {"AWS_ACCESS_KEY_ID"});
+    const std::string secret = detail::env_or(options.secret_access_key, {"AWS_SECRET_ACCESS_KEY"});
+    if (!options.anonymous && !key_id.empty() && !secret.empty())
+    {
+        signing = detail::aws_signing{region, "s3", key_id, secret,
+                                      detail::env_or(options.session_token, {"AWS_SESSION_TOKEN"})};
+        s.signs = true;
+    }
+    s.engine = std::make_shared<detail::curl_engine>(options.http, std::move(signing));
+    return s;
+}
+
+inline s3_store s3_store::from_url(std::string_view url, s3_options options)
+{
+    if (url.substr(0, 5) != "s3://")
+    {
+        throw store_error(store_errc::invalid_key, "not an s3:// URL: \"" + detail::redact_url(url) + "\"");
+    }
+    url.remove_prefix(5);
+    const auto slash = url.find('/');
+    std::string bucket(url.substr(0, slash));
+    std::string prefix(slash == std::string_view::npos ? std::string_view() : url.substr(slash + 1));
+    return s3_store(std::move(bucket), std::move(prefix), std::move(options));
+}
+
+inline void s3_store::set(std::string_view key, byte_view data)
+{
+    detail::http_request q;
+    q.url = m_reader.url_of(key); // validates the key
+    q.key = std::string(key);
+    q.what = detail::http_request::kind::put;
+    q.upload = data;
+    q.headers.push_back("Content-MD5: " + detail::md5_base64(data));
+    if (m_signed)
+    {
+        q.payload_sha256 = detail::sha256_hex(data);
+    }
+    m_engine->fetch(std::move(q));
+}
+
+inline bool s3_store::erase(std::string_view key)
+{
+    if (!m_reader.stat(key))
+    {
+        return false;
+    }
+    detail::http_request q;
+    q.url = m_reader.url_of(key);
+    q.key = std::string(key);
+    q.what = detail::http_request::kind::erase;
+    m_engine->fetch(std::move(q));
+    return true;
+}
+
+inline std::string s3_store::bucket_prefix_of(std::string_view prefix) const
+{
+    std::string p(prefix);
+    while (!p.empty() && p.back() == '/')
+    {
+        p.pop_back();
+    }
+    if (!p.empty())
+    {
+        validate_key(p);
+    }
+    std::string out = m_prefix;
+    if (!p.empty())
+    {
+        out += out.empty() ? p : "/" + p;
+    }
+    if (!out.empty())
+    {
+        out += '/';
+    }
+    return out;
+}
+
+inline std::vector<detail::s3_list_page> s3_store::list_pages(const std::string& p, bool dir,
+                                                              std::string_view key) const
+{
+    std::vector<detail::s3_list_page> pages;
+    std::string token;
+    do
+    {
+        // The parameters in SigV4's canonical order and encoding.
+        std::string query = "?";
+        if (!token.empty())
+        {
+            query += "continuation-token=" + detail::s3_query_encode(token) + "&";
+        }
+        if (dir)
+        {
+            query += "delimiter=%2F&";
+        }
+        query +=
+            "list-type=2&max-keys=" + std::to_string(m_page_size) + "&prefix=" + detail::s3_query_encode(p);
+        detail::http_request q;
+        // Path style lists at /bucket?..., virtual host at /?... (a bare host has no path).
+        const bool bare_host = m_bucket_url.find('/', m_bucket_url.find("://") + 3) == std::string::npos;
+        q.url = m_bucket_url + (bare_host ? "/" : "") + query;
+        q.key = key.empty() ? std::string("/") : std::string(key);
+        q.max_bytes = m_max_page_bytes;
+        auto res = m_engine->fetch(std::move(q));
+        if (!res.found)
+        {
+            store_error e(store_errc::remote, "the bucket \"" + m_bucket +
+                                                  "\" does not exist (404 to a listing of " +
+                                                  detail::redact_url(m_bucket_url) + ")");
+            e.with_key(q.key);
+            throw e;
+        }
+        try
+        {
+            pages.push_back(detail::s3_list_parser::parse(res.body.view(), detail::redact_url(m_bucket_url)));
+        }
+        catch (store_error& e)
+        {
+            e.with_key(key.empty() ? std::string("/") : std::string(key));
+            throw;
+        }
+        if (pages.back().truncated && pages.back().next_token == token)
+        {
+            throw store_error(store_errc::remote_protocol,
+                              "ListObjectsV2 returned the same continuation token twice (" +
+                                  detail::redact_url(m_bucket_url) + ")");
+        }
+        token = pages.back().truncated ? pages.back().next_token : std::string();
+    } while (!token.empty());
+    return pages;
+}
+
+inline std::vector<std::string> s3_store::list(std::string_view prefix) const
+{
+    const std::string p = bucket_prefix_of(prefix);
+    const std::string root = m_prefix.empty() ? std::string() : m_prefix + "/";
+    std::vector<std::string> out;
+    for (auto& page : list_pages(p, false, prefix))
+    {
+        for (auto& k : page.keys)
+        {
+            std::string key = k.substr(std::min(root.size(), k.size()));
+            if (k.compare(0, root.size(), root) != 0 || !detail::is_valid_key(key))
+            {
+                continue; // not a key of this store (no zarrxt key can have it)
+            }
+            out.push_back(std::move(key));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+inline std::vector<std::string> s3_store::list_dir(std::string_view prefix) const
+{
+    const std::string p = bucket_prefix_of(prefix);
+    std::set<std::string> names;
+    for (auto& page : list_pages(p, true, prefix))
+    {
+        for (auto& k : page.keys)
+        {
+            if (k.size() > p.size() && k.compare(0, p.size(), p) == 0 &&
+                k.find('/', p.size()) == std::string::npos)
+            {
+                names.insert(k.substr(p.size()));
+            }
+        }
+        for (auto& c : page.prefixes)
+        {
+            if (c.size() > p.size() + 1 && c.compare(0, p.size(), p) == 0 && c.back() == '/')
+            {
+                names.insert(c.substr(p.size(), c.size() - p.size() - 1));
+            }
+        }
+    }
+    return {names.begin(), names.end()};
+}
+
+static_assert(array_writable_store<s3_store> && object_store<s3_store> && open_reading_store<s3_store> &&
+              listable_store<s3_store>);
+
+} // namespace zarrxt

@@ -1,0 +1,387 @@
+// s3_store (store/s3.hpp) against a real S3 server on loopback: s3rver behind a proxy that checks
+// every SigV4 signature with the AWS SDK's signer (tests/support/s3_servers.hpp). What zarrxt
+// writes is read back by the AWS SDK for JavaScript and by zarrita over plain HTTP; what the SDK
+// uploads is read by zarrxt.
+#include "../tools/sha256.hpp"
+#include "expect_error.hpp"
+#include "s3_servers.hpp"
+#include "store_conformance.hpp"
+#include "test_support.hpp"
+
+#if ZARRXT_HAS_S3
+#include <zarrxt/store/open_store.hpp>
+#include <zarrxt/store/s3.hpp>
+#include <zarrxt/zarrxt.hpp>
+
+#include <xtensor/xview.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace zx = zarrxt;
+
+namespace
+{
+
+#define ZX_REQUIRE_S3(server)                                                                                \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (!(server).ok())                                                                                  \
+        {                                                                                                    \
+            ZX_SKIP_PEER((server).problem());                                                                \
+        }                                                                                                    \
+    } while (0)
+
+zx::s3_options options_for(const zxtest::s3_server& server,
+                           std::string secret = zxtest::s3_server::secret_key)
+{
+    zx::s3_options o;
+    o.endpoint = server.endpoint();
+    o.region = zxtest::s3_server::region;
+    o.access_key_id = zxtest::s3_server::access_key;
+    o.secret_access_key = std::move(secret);
+    o.http.retry_base = std::chrono::milliseconds(5);
+    o.http.retry_cap = std::chrono::milliseconds(20);
+    o.http.request_timeout = std::chrono::milliseconds(10000);
+    o.http.deadline = std::chrono::milliseconds(30000);
+    return o;
+}
+
+/// The proxy's counts: requests whose signature it checked, and refused.
+zx::json proxy_stats(const zxtest::s3_server& server)
+{
+    const zx::http_store h(server.endpoint());
+    auto b = zx::get(h, "__proxy/stats");
+    REQUIRE(b.has_value());
+    return zx::json::parse(std::string(reinterpret_cast<const char*>(b->data()), b->size()));
+}
+
+/// `node tests/peers/s3_peer.mjs ARGS` with the test's credentials.
+zxtest::command_result s3_peer(const std::string& args,
+                               const std::string& secret = zxtest::s3_server::secret_key)
+{
+    const std::string script = zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/s3_peer.mjs";
+    return zxtest::run("NODE_NO_WARNINGS=1 AWS_ACCESS_KEY_ID=" + std::string(zxtest::s3_server::access_key) +
+                       " AWS_SECRET_ACCESS_KEY=" + zxtest::quote(secret) +
+                       " ZARRXT_NODE_MODULES=" + zxtest::quote(zxtest::env("ZARRXT_NODE_MODULES")) +
+                       " node " + zxtest::quote(script) + " " + args);
+}
+
+/// Elements of `a` C order, little-endian, SHA-256's first 16 hex digits (the peers' digest).
+template <class T, std::size_t N, class A>
+std::string digest_of(const A& a)
+{
+    const auto v = a.read();
+    zarrxt_tool::sha256 h;
+    h.update(v.data(), v.size() * sizeof(T));
+    return zarrxt_tool::sha256::hex(h.finish(), 16);
+}
+
+} // namespace
+
+TEST_SUITE("remote")
+{
+    TEST_CASE("s3_store against s3rver: the store contract, signed requests, every listing page")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_S3(server);
+        zx::s3_options o = options_for(server);
+        o.list_page_size = 4; // listings below need several pages
+        zx::s3_store s("zarr", "conformance", o);
+        CHECK(s.signs_requests());
+        CHECK(s.url() == "s3://zarr/conformance");
+        zxtest::store_conformance(s, false);
+
+        // More keys than pages hold: every page is read (continuation tokens), keys are exact.
+        std::vector<std::string> want;
+        for (int i = 0; i < 23; ++i)
+        {
+            const std::string k = "many/k" + std::to_string(100 + i) + (i % 3 == 0 ? "/x" : "");
+            s.set(k, zx::as_bytes(k));
+            want.push_back(k);
+        }
+        std::sort(want.begin(), want.end());
+        CHECK(s.list("many") == want);
+        // s3rver 3.7 drops common prefixes from delimited listings that span pages, and those of
+        // keys two or more levels deeper than the prefix (real S3 does neither): list_dir is checked
+        // on one page, over keys at most one level deeper.
+        zx::s3_store one_page("zarr", "conformance", options_for(server));
+        const auto dir = one_page.list_dir("many");
+        CHECK(dir.size() == 23);
+        CHECK(dir.front() == "k100");
+        const auto top = one_page.list_dir("");
+        CHECK(std::find(top.begin(), top.end(), std::string("many")) != top.end());
+        // Keys of another prefix of the bucket are not this store's.
+        zx::s3_store other("zarr", "elsewhere", o);
+        other.set("many/k999", zx::as_bytes("x"));
+        CHECK(s.list("many") == want);
+        CHECK(other.list("") == std::vector<std::string>{"many/k999"});
+
+        // Every request was signed and every signature checked by the AWS SDK's signer.
+        const auto st = proxy_stats(server);
+        CHECK(st.at("checked").get<int>() > 50);
+        CHECK(st.at("refused").get<int>() == 0);
+    }
+
+    TEST_CASE("s3_store: a wrong secret is a typed authentication error, never data or a silent success")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_S3(server);
+        zx::s3_store good("zarr", "", options_for(server));
+        good.set("a/b", zx::as_bytes("content"));
+        const std::string wrong_secret = "not-the-secret-4f1c";
+        zx::s3_store bad("zarr", "", options_for(server, wrong_secret));
+        for (int op = 0; op < 4; ++op)
+        {
+            CAPTURE(op);
+            auto e = zxtest::expect_error<zx::store_error>(
+                [&]
+                {
+                    switch (op)
+                    {
+                        case 0:
+                            bad.read("a/b", zx::byte_range::all(), 1 << 20);
+                            break;
+                        case 1:
+                            bad.set("a/b", zx::as_bytes("overwritten"));
+                            break;
+                        case 2:
+                            bad.list("a");
+                            break;
+                        default:
+                            bad.stat("a/b");
+                            break;
+                    }
+                },
+                "zarrxt.store.8", op == 2 ? "a" : "a/b");
+            if (e)
+            {
+                const std::string what = e->what();
+                CHECK(what.find(wrong_secret) == std::string::npos);
+                CHECK(what.find(zxtest::s3_server::secret_key) == std::string::npos);
+                if (op != 3) // a HEAD answer has no body to quote
+                {
+                    CHECK(what.find("SignatureDoesNotMatch") != std::string::npos);
+                }
+            }
+        }
+        // Nothing was written by the refused PUT.
+        auto r = good.read("a/b", zx::byte_range::all(), 1 << 20);
+        REQUIRE(r.has_value());
+        CHECK(zxtest::as_string(r->bytes) == "content");
+        // The independent client agrees: a wrong secret is refused, the right one reads.
+        zxtest::temp_dir d("zarrxt-s3-peer");
+        CHECK(s3_peer("download " + server.endpoint() + " zarr a " + zxtest::quote(d.path().string()),
+                      wrong_secret)
+                  .status != 0);
+        const auto ok =
+            s3_peer("download " + server.endpoint() + " zarr a " + zxtest::quote(d.path().string()));
+        CHECK_MESSAGE(ok.status == 0, ok.output);
+        CHECK(zxtest::read_file(d.path() / "b") == "content");
+    }
+
+    TEST_CASE("arrays on S3: written by zarrxt, read back by zarrxt, the AWS SDK and zarrita; all-fill "
+              "chunks deleted")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_S3(server);
+        zx::s3_store s("zarr", "data/volume.zarr", options_for(server));
+        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({60, 50});
+        for (std::size_t i = 0; i < a.size(); ++i)
+        {
+            a.data()[i] = static_cast<std::int32_t>((i * 2654435761u) % 100003) - 50000;
+        }
+        auto sharded = zx::create<std::int32_t, 2>(
+            s, "sharded",
+            zx::v3_options{.shape = {60, 50},
+                           .chunk_shape = {32, 32},
+                           .codecs = {zx::sharded({8, 16}, {zx::codec_spec("bytes", {{"endian", "little"}}),
+                                                            zx::codec_spec("zstd", {{"level", 1}})})}});
+        sharded.write({{0, 0}, {60, 50}}, a);
+        auto plain = zx::create<float, 2>(
+            s, "plain", zx::v3_options{.shape = {60, 50}, .chunk_shape = {20, 25}, .fill_value = 0.0});
+        const xt::xtensor<float, 2> f = xt::cast<float>(a) * 0.25f;
+        plain.write({{0, 0}, {60, 50}}, f);
+        auto v2 = zx::create<std::int32_t, 2>(s, "v2", zx::v2_options{.shape = {60, 50}, .chunks = {16, 16}});
+        v2.write({{0, 0}, {60, 50}}, a);
+
+        // zarrxt reads its writes back through S3 (a fresh store handle: nothing cached).
+        zx::s3_store fresh("zarr", "data/volume.zarr", options_for(server));
+        CHECK(zx::open<std::int32_t, 2>(fresh, "sharded").read() == a);
+        CHECK(zx::open<std::int32_t, 2>(fresh, "sharded").read({{5, 7}, {40, 20}}) ==
+              xt::xtensor<std::int32_t, 2>(xt::view(a, xt::range(5, 45), xt::range(7, 27))));
+        CHECK(zx::open<float, 2>(fresh, "plain").read() == f);
+        CHECK(zx::open<std::int32_t, 2>(fresh, "v2").read() == a);
+
+        // A chunk rewritten with only the fill value is deleted from the bucket.
+        CHECK(fresh.stat("plain/c/1/1").has_value());
+        plain.write({{20, 25}, {20, 25}}, xt::xtensor<float, 2>(xt::zeros<float>({20, 25})));
+        CHECK_FALSE(fresh.stat("plain/c/1/1").has_value());
+        xt::xtensor<float, 2> f2 = f;
+        xt::view(f2, xt::range(20, 40), xt::range(25, 50)) = 0.0f;
+        CHECK(zx::open<float, 2>(fresh, "plain").read() == f2);
+
+        // The AWS SDK downloads every object; zarrxt reads the copy from disk: the same arrays.
+        zxtest::temp_dir d("zarrxt-s3-download");
+        const auto dl = s3_peer("download " + server.endpoint() + " zarr data/volume.zarr " +
+                                zxtest::quote(d.path().string()));
+        REQUIRE_MESSAGE(dl.status == 0, dl.output);
+        zx::filesystem_store local{d.path().string()};
+        CHECK(zx::open<std::int32_t, 2>(local, "sharded").read() == a);
+        CHECK(zx::open<float, 2>(local, "plain").read() == f2);
+        CHECK(zx::open<std::int32_t, 2>(local, "v2").read() == a);
+
+        // zarrita reads the v3 arrays over plain HTTP (unsigned GETs and ranges, the shard index
+        // by a suffix range) to the digest of zarrxt's values.
+        const std::string url = server.endpoint() + "/zarr/data/volume.zarr";
+        for (const char* name : {"sharded", "plain"})
+        {
+            CAPTURE(name);
+            const auto z = s3_peer("zarrita-digest " + zxtest::quote(url) + " " + name);
+            REQUIRE_MESSAGE(z.status == 0, z.output);
+            const std::string want = std::string(name) == "sharded"
+                                         ? digest_of<std::int32_t, 2>(zx::open<std::int32_t, 2>(fresh, name))
+                                         : digest_of<float, 2>(zx::open<float, 2>(fresh, name));
+            CHECK(z.output.substr(0, 16) == want);
+        }
+    }
+
+    TEST_CASE("s3_store reads what the AWS SDK uploaded (an array written by zarrxt to disk, uploaded by "
+              "another client)")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_S3(server);
+        zxtest::temp_dir d("zarrxt-s3-upload");
+        xt::xtensor<std::uint16_t, 3> a = xt::xtensor<std::uint16_t, 3>::from_shape({9, 10, 11});
+        for (std::size_t i = 0; i < a.size(); ++i)
+        {
+            a.data()[i] = static_cast<std::uint16_t>(i * 37 % 65521);
+        }
+        {
+            zx::filesystem_store fs{d.path().string()};
+            auto arr = zx::create<std::uint16_t, 3>(
+                fs, "grp/arr",
+                zx::v3_options{
+                    .shape = {9, 10, 11},
+                    .chunk_shape = {9, 10, 12},
+                    .codecs = {zx::sharded({3, 5, 4}, {zx::codec_spec("bytes", {{"endian", "big"}})})}});
+            arr.write({{0, 0, 0}, {9, 10, 11}}, a);
+        }
+        const auto up =
+            s3_peer("upload " + zxtest::quote(d.path().string()) + " " + server.endpoint() + " zarr up.zarr");
+        REQUIRE_MESSAGE(up.status == 0, up.output);
+        zx::s3_store s("zarr", "up.zarr", options_for(server));
+        auto g = zx::group<zx::s3_store>::open(s, "grp");
+        REQUIRE(g.children().size() == 1);
+        CHECK(g.children()[0].name == "arr");
+        auto arr = zx::open<std::uint16_t, 3>(s, "grp/arr");
+        CHECK(arr.read() == a);
+        // One inner chunk of the uncompressed shard: the index by one suffix request, then one range.
+        const auto before = s.requests_started();
+        CHECK(arr.read({{3, 5, 4}, {3, 5, 4}}) ==
+              xt::xtensor<std::uint16_t, 3>(xt::view(a, xt::range(3, 6), xt::range(5, 10), xt::range(4, 8))));
+        CHECK(s.requests_started() - before <= 3);
+    }
+
+    TEST_CASE("open_store: s3:// and https:// URLs give stores that arrays and groups accept")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_S3(server);
+        zx::store_options so;
+        so.s3 = options_for(server);
+        zx::any_store s = zx::open_store("s3://zarr/via/url.zarr", so);
+        CHECK(s.describe() == "s3://zarr/via/url.zarr");
+        CHECK(s.writable());
+        auto a = zx::create<std::uint8_t, 1>(s, "a", zx::v2_options{.shape = {1000}, .chunks = {300}});
+        a.write({{0}, {1000}},
+                xt::xtensor<std::uint8_t, 1>(xt::cast<std::uint8_t>(xt::arange<int>(1000) % 251)));
+        zx::s3_store direct("zarr", "via/url.zarr", options_for(server));
+        CHECK(zx::open<std::uint8_t, 1>(direct, "a").read() == a.read());
+        CHECK(zx::group<zx::any_store>::open(s, "").children().size() == 1);
+
+        // The same objects over plain HTTP (unsigned GETs): read-only, not listable, typed errors.
+        zx::any_store web = zx::open_store(server.endpoint() + "/zarr/via/url.zarr");
+        CHECK_FALSE(web.writable());
+        CHECK(zx::open<std::uint8_t, 1>(web, "a").read() == a.read());
+        ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.7", "/",
+                        zx::group<zx::any_store>::open(web, "").children());
+        ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.9", "a/0",
+                        zx::open<std::uint8_t, 1>(web, "a").write(
+                            {{0}, {10}}, xt::xtensor<std::uint8_t, 1>(xt::zeros<std::uint8_t>({10}))));
+    }
+
+    TEST_CASE("s3_store: URLs, addressing and credentials from the standard variables")
+    {
+        // No server needed: what the store would send, and where.
+        zx::s3_options o;
+        o.region = "eu-west-2";
+        o.access_key_id = "AKIDEXAMPLE";
+        o.secret_access_key = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY";
+        const auto v = zx::s3_store::from_url("s3://my-bucket/path/to/x.zarr", o);
+        CHECK(v.bucket() == "my-bucket");
+        CHECK(v.prefix() == "path/to/x.zarr");
+        CHECK(v.base_url() == "https://my-bucket.s3.eu-west-2.amazonaws.com/path/to/x.zarr");
+        // A bucket name with dots cannot be a TLS host label: path style.
+        CHECK(zx::s3_store("my.bucket", "", o).base_url() == "https://s3.eu-west-2.amazonaws.com/my.bucket");
+        o.addressing = zx::s3_addressing::path;
+        CHECK(zx::s3_store("my-bucket", "p", o).base_url() ==
+              "https://s3.eu-west-2.amazonaws.com/my-bucket/p");
+        o.endpoint = "http://127.0.0.1:9000/";
+        o.addressing = zx::s3_addressing::automatic;
+        CHECK(zx::s3_store("b", "", o).base_url() == "http://127.0.0.1:9000/b");
+        o.addressing = zx::s3_addressing::virtual_host;
+        CHECK(zx::s3_store("bkt", "", o).base_url() == "http://bkt.127.0.0.1:9000");
+        // The secret is nowhere a user can see it.
+        CHECK(v.base_url().find("wJalr") == std::string::npos);
+        CHECK(v.url() == "s3://my-bucket/path/to/x.zarr");
+        zxtest::expect_error<zx::store_error>([] { zx::s3_store::from_url("http://x/y"); }, "zarrxt.store.1",
+                                              "");
+        zxtest::expect_error<zx::store_error>([] { zx::s3_store::from_url("s3://b/../etc"); },
+                                              "zarrxt.store.1", "../etc");
+        zxtest::expect_error<zx::store_error>([] { zx::s3_store::from_url("s3:///x"); }, "zarrxt.store.1",
+                                              "");
+        zx::s3_options anon;
+        anon.anonymous = true;
+        anon.region = "us-east-1";
+        CHECK_FALSE(zx::s3_store("b", "", anon).signs_requests());
+    }
+
+    TEST_CASE("s3_store: a ListObjectsV2 answer that is not one is store.5, never a listing")
+    {
+        for (const char* body :
+             {"<html>not xml", "<?xml version=\"1.0\"?><Other/>",
+              "<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
+              "<!DOCTYPE l [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY "
+              "c "
+              "\"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\"><!ENTITY e "
+              "\"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\"><!ENTITY g "
+              "\"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\"><!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">]>"
+              "<ListBucketResult><Contents><Key>&h;</Key></Contents></ListBucketResult>"})
+        {
+            CAPTURE(body);
+            zxtest::expect_error<zx::store_error>(
+                [&] { zx::detail::s3_list_parser::parse(zx::as_bytes(body), "test"); }, "zarrxt.store.5", "");
+        }
+        const auto page = zx::detail::s3_list_parser::parse(
+            zx::as_bytes(
+                "<?xml version=\"1.0\"?><ListBucketResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                "<IsTruncated>true</IsTruncated><NextContinuationToken>1/a+b=</NextContinuationToken>"
+                "<Contents><Key>p/a&amp;b</Key></Contents><CommonPrefixes><Prefix>p/c/</Prefix></"
+                "CommonPrefixes>"
+                "</ListBucketResult>"),
+            "test");
+        CHECK(page.truncated);
+        CHECK(page.next_token == "1/a+b=");
+        CHECK(page.keys == std::vector<std::string>{"p/a&b"});
+        CHECK(page.prefixes == std::vector<std::string>{"p/c/"});
+        CHECK(zx::detail::s3_query_encode("1/a+b= c") == "1%2Fa%2Bb%3D%20c");
+    }
+}
+
+#else
+TEST_CASE("s3_store: not built (ZARRXT_HAS_S3 is 0)")
+{
+    ZX_SKIP("this build has no libcrypto or expat: the S3 store is not built");
+}
+#endif
