@@ -1,19 +1,70 @@
 // Stores: the conformance suite for every store type, plus filesystem specifics (atomic replace,
 // temporary files never visible, durability policy, nothing written outside the root).
+#include "array_support.hpp"
 #include "store_conformance.hpp"
 
+#include <xtensor/xview.hpp>
 #include <zarrxt/store/counting.hpp>
 #include <zarrxt/store/filesystem.hpp>
+#include <zarrxt/store/latency.hpp>
 #include <zarrxt/store/memory.hpp>
+#include <zarrxt/zarrxt.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <latch>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 namespace zx = zarrxt;
+
+namespace
+{
+
+/// A read-only store without handles or any optional capability (what latency_store must not add).
+class plain_store
+{
+public:
+    explicit plain_store(zx::memory_store m)
+        : m_m(std::move(m))
+    {
+    }
+    std::optional<zx::read_result> read(std::string_view key, zx::byte_range r, std::uint64_t max) const
+    {
+        return m_m.read(key, r, max);
+    }
+    std::optional<zx::object_info> stat(std::string_view key) const { return m_m.stat(key); }
+
+private:
+    zx::memory_store m_m;
+};
+
+using lat_mem = zx::latency_store<zx::memory_store>;
+using lat_fs = zx::latency_store<zx::filesystem_store>;
+using lat_plain = zx::latency_store<plain_store>;
+
+// Capabilities are forwarded exactly (plus open_object_and_read wherever there are handles).
+static_assert(zx::array_writable_store<lat_mem> && zx::object_store<lat_mem> && zx::buffered_store<lat_mem> &&
+              zx::direct_store<lat_mem> && zx::direct_object_store<lat_mem> &&
+              zx::open_reading_store<lat_mem> && zx::prefetching_handle<lat_mem::object_handle>);
+static_assert(!zx::streaming_store<lat_mem>);
+static_assert(zx::array_writable_store<lat_fs> && zx::streaming_store<lat_fs> &&
+              zx::direct_object_store<lat_fs>);
+static_assert(zx::array_writable_store<zx::latency_store<zx::counting_store<zx::memory_store>>>);
+static_assert(zx::store_policy<lat_plain> && !zx::object_store<lat_plain> && !zx::buffered_store<lat_plain> &&
+              !zx::direct_store<lat_plain> && !zx::writable_store<lat_plain> &&
+              !zx::erasable_store<lat_plain> && !zx::listable_store<lat_plain> &&
+              !zx::lockable_store<lat_plain> && !zx::streaming_store<lat_plain>);
+
+zx::latency_options no_delay()
+{
+    return {.fixed = std::chrono::microseconds(0), .jitter = std::chrono::microseconds(0), .seed = 1};
+}
+
+} // namespace
 
 TEST_SUITE("store")
 {
@@ -52,6 +103,180 @@ TEST_SUITE("store")
         CHECK(st.misses >= 1);
         s.reset();
         CHECK(s.stats().reads == 0);
+    }
+
+    TEST_CASE("latency_store passes the conformance suite with the values of the store it wraps")
+    {
+        lat_mem s{zx::memory_store{}, no_delay()};
+        zxtest::store_conformance(s);
+        CHECK(s.delays() > 20); // every request drew its delay
+        zxtest::temp_dir dir;
+        lat_fs f{zx::filesystem_store(dir.path()), no_delay()};
+        zxtest::store_conformance(f);
+        // Reads through it are the wrapped store's reads, byte for byte.
+        s.set("k", zx::as_bytes("0123456789"));
+        zx::buffer out;
+        REQUIRE(s.read_to("k", zx::byte_range::last(4), UINT64_MAX, out));
+        CHECK(zxtest::as_string(out) == "6789");
+        CHECK(s.stat("k")->generation == s.inner().stat("k")->generation);
+        std::string dest(3, '\0');
+        REQUIRE(s.read_into("k", 2, zx::mutable_byte_view(reinterpret_cast<std::byte*>(dest.data()), 3)));
+        CHECK(dest == "234");
+        lat_plain p{plain_store(s.inner()), no_delay()};
+        REQUIRE(p.read("k", zx::byte_range::of(1, 2), UINT64_MAX));
+        CHECK(zxtest::as_string(p.read("k", zx::byte_range::of(1, 2), UINT64_MAX)->bytes) == "12");
+        CHECK(p.delays() == 2);
+    }
+
+    TEST_CASE("latency_store: one delay per request, one per prefetched batch")
+    {
+        lat_mem s{zx::memory_store{}, no_delay()};
+        std::string data(1000, '\0');
+        for (std::size_t i = 0; i < data.size(); ++i)
+        {
+            data[i] = static_cast<char>(i % 251);
+        }
+        s.set("obj", zx::as_bytes(data));
+        CHECK(s.delays() == 1);
+        zx::buffer out;
+        s.stat("obj");
+        s.read("obj", zx::byte_range::all(), UINT64_MAX);
+        s.list("");
+        s.list_dir("");
+        CHECK(s.delays() == 5);
+        {
+            auto guard = s.lock_key("obj"); // in-process: no request
+        }
+        CHECK(s.delays() == 5);
+
+        auto h = s.open_object("obj");
+        REQUIRE(h);
+        CHECK(s.delays() == 6);
+        std::vector<zx::byte_range> ranges;
+        for (std::uint64_t i = 0; i < 40; ++i)
+        {
+            ranges.push_back(zx::byte_range::of(i * 25, 10));
+        }
+        ranges.push_back(zx::byte_range::last(7));
+        h->prefetch(ranges); // 41 ranges, one batch: one delay
+        CHECK(s.delays() == 7);
+        for (std::size_t i = ranges.size(); i-- > 0;)
+        {
+            h->read_to(ranges[i], UINT64_MAX, out);
+            CHECK(zxtest::as_string(out) == (i == 40 ? data.substr(993) : data.substr(i * 25, 10)));
+        }
+        CHECK(s.delays() == 7); // every read waited for its batch, none paid a delay of its own
+        CHECK(s.prefetched_reads() == 41);
+        h->read_to(ranges[0], UINT64_MAX, out); // read again: a new request
+        CHECK(s.delays() == 8);
+        std::string dest(5, '\0');
+        h->read_into(100, zx::mutable_byte_view(reinterpret_cast<std::byte*>(dest.data()), 5));
+        CHECK(dest == data.substr(100, 5));
+        CHECK(s.delays() == 9);
+        std::vector<zx::buffer> outs(3);
+        h->read_ranges(std::span(ranges).first(3), UINT64_MAX, outs); // a batch: one delay
+        CHECK(s.delays() == 10);
+        CHECK(zxtest::as_string(outs[2]) == data.substr(50, 10));
+        auto h2 = s.open_object_and_read("obj", zx::byte_range::of(3, 4), UINT64_MAX, out); // one round trip
+        REQUIRE(h2);
+        CHECK(zxtest::as_string(out) == data.substr(3, 4));
+        CHECK(h2->info().size == data.size());
+        CHECK(s.delays() == 11);
+        CHECK_FALSE(s.open_object_and_read("missing", zx::byte_range::all(), UINT64_MAX, out));
+        CHECK_FALSE(s.open_object("missing"));
+        CHECK(s.erase("obj"));
+        CHECK(s.delays() == 14);
+        lat_mem copy = s; // copies share the counters
+        copy.stat("obj");
+        CHECK(s.delays() == 15);
+    }
+
+    TEST_CASE("latency_store: the delays drawn are fixed plus jitter, the same for the same seed")
+    {
+        const zx::latency_options o{
+            .fixed = std::chrono::microseconds(10), .jitter = std::chrono::microseconds(200), .seed = 42};
+        lat_mem a{zx::memory_store{}, o};
+        lat_mem b{zx::memory_store{}, o};
+        lat_mem c{zx::memory_store{}, {.fixed = o.fixed, .jitter = o.jitter, .seed = 43}};
+        for (int i = 0; i < 50; ++i)
+        {
+            a.stat("k");
+            b.stat("k");
+            c.stat("k");
+        }
+        CHECK(a.delays() == 50);
+        CHECK(a.total_delay() == b.total_delay());
+        CHECK(a.total_delay() != c.total_delay());
+        CHECK(a.total_delay() >= 50 * o.fixed);
+        CHECK(a.total_delay() <= 50 * (o.fixed + o.jitter));
+        CHECK(a.total_delay() > 50 * o.fixed); // the jitter is not always 0
+    }
+
+    TEST_CASE("latency_store: delays are slept on the calling thread, concurrent ones overlap")
+    {
+        // Each delay is long next to starting a thread: with no lock held while sleeping, the
+        // four requests released together are asleep at the same time (a lock would keep one).
+        lat_mem s{zx::memory_store{}, {.fixed = std::chrono::milliseconds(300), .jitter = {}, .seed = 1}};
+        s.inner().stat("k"); // not through the decorator: no delay
+        std::latch go(4);
+        std::vector<std::thread> threads;
+        for (int i = 0; i < 4; ++i)
+        {
+            threads.emplace_back(
+                [&]
+                {
+                    go.arrive_and_wait();
+                    s.stat("k");
+                });
+        }
+        for (auto& t : threads)
+        {
+            t.join();
+        }
+        CHECK(s.delays() == 4);
+        CHECK(s.peak_concurrent_delays() >= 2);
+
+        // A prefetched range is ready one delay after its batch started, never sooner.
+        zx::memory_store m;
+        m.set("k", zx::as_bytes("abcdef"));
+        lat_mem p{m, {.fixed = std::chrono::milliseconds(50), .jitter = {}, .seed = 1}};
+        auto h = p.open_object("k");
+        REQUIRE(h);
+        const zx::byte_range r[] = {zx::byte_range::of(1, 2)};
+        const auto t0 = std::chrono::steady_clock::now();
+        h->prefetch(r);
+        zx::buffer out;
+        h->read_to(r[0], UINT64_MAX, out);
+        CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(50));
+        CHECK(zxtest::as_string(out) == "bc");
+        CHECK(p.prefetched_reads() == 1);
+    }
+
+    TEST_CASE("latency_store: an array written and read through it matches, a shard's ranges in one delay")
+    {
+        lat_mem s{zx::memory_store{}, no_delay()};
+        const zx::v3_options opts{
+            .shape = {512, 512},
+            .chunk_shape = {512, 512},
+            .codecs = {zx::sharded({64, 64}, {zx::codec_spec("bytes", {{"endian", "little"}})})}};
+        auto a = zx::create<std::uint16_t, 2, zx::dynamic_chain, zx::no_index_cache>(s, "a", opts);
+        const auto data = zxtest::make_data<std::uint16_t, 2>({512, 512}, 3);
+        a.write({{0, 0}, {512, 512}}, data);
+        auto plain = zx::open<std::uint16_t, 2>(s.inner(), "a");
+        CHECK(zxtest::tensors_equal(plain.read(), data));
+        auto b = zx::create<float, 2>(s, "b", zx::v3_options{.shape = {100, 90}, .chunk_shape = {16, 32}});
+        const auto fdata = zxtest::make_data<float, 2>({100, 90}, 5);
+        b.write({{0, 0}, {100, 90}}, fdata);
+        CHECK(zxtest::tensors_equal(zx::open<float, 2>(s, "b").read({{3, 4}, {60, 70}}),
+                                    xt::view(fdata, xt::range(3, 63), xt::range(4, 74))));
+
+        // A band of one inner-chunk column: 8 inner chunks 64 KiB apart, 8 batches announced at
+        // once. The index costs one delay (opened by its read), the 8 ranges one batch.
+        const std::uint64_t before = s.delays();
+        CHECK(zxtest::tensors_equal(a.read({{0, 64}, {512, 64}}),
+                                    xt::view(data, xt::all(), xt::range(64, 128))));
+        CHECK(s.delays() - before == 2);
+        CHECK(s.prefetched_reads() == 8);
     }
 
     TEST_CASE("filesystem_store never lists temporary files and never escapes its root")

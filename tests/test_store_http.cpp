@@ -1,5 +1,6 @@
 // http_store (store/http.hpp) against real servers on loopback: nginx serving files the test
-// writes and the conformance corpus, and a canned server for the faults nginx does not commit.
+// writes and the conformance corpus, a canned server for the faults nginx does not commit, and a
+// fault proxy in front of nginx that spoils the requests a test picks.
 #include "../tools/sha256.hpp"
 #include "expect_error.hpp"
 #include "http_servers.hpp"
@@ -10,6 +11,7 @@
 #include <xtensor/xview.hpp>
 
 #include <bit>
+#include <chrono>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -90,6 +92,56 @@ std::string digest_of(const zx::any_array<Store>& a)
     h.update(buf.data(), buf.size());
     return zarrxt_tool::sha256::hex(h.finish(), 16);
 }
+
+/// Options for the fault tests: quick retries, a short attempt timeout (stalls), one deadline.
+zx::http_options fault_options()
+{
+    zx::http_options o;
+    o.max_retries = 3;
+    o.retry_base = std::chrono::milliseconds(2);
+    o.retry_cap = std::chrono::milliseconds(10);
+    o.connect_timeout = std::chrono::milliseconds(2000);
+    o.request_timeout = std::chrono::milliseconds(300);
+    o.deadline = std::chrono::milliseconds(8000);
+    return o;
+}
+
+const char* name_of(zxtest::fault f)
+{
+    using zxtest::fault;
+    switch (f)
+    {
+        case fault::status_503:
+            return "503";
+        case fault::status_429:
+            return "429";
+        case fault::stall:
+            return "stall";
+        case fault::stall_mid_body:
+            return "stall mid-body";
+        case fault::reset:
+            return "reset";
+        case fault::reset_mid_headers:
+            return "reset mid-headers";
+        case fault::reset_mid_body:
+            return "reset mid-body";
+        case fault::truncate:
+            return "truncated body";
+        case fault::short_body:
+            return "short body";
+        case fault::shift_range:
+            return "shifted Content-Range";
+        case fault::wrong_total:
+            return "wrong total in Content-Range";
+    }
+    return "?";
+}
+
+/// The transient faults: each must be retried into the right bytes.
+constexpr zxtest::fault transient_faults[] = {zxtest::fault::status_503,     zxtest::fault::status_429,
+                                              zxtest::fault::stall,          zxtest::fault::stall_mid_body,
+                                              zxtest::fault::reset,          zxtest::fault::reset_mid_headers,
+                                              zxtest::fault::reset_mid_body, zxtest::fault::truncate};
 
 } // namespace
 
@@ -410,5 +462,200 @@ TEST_SUITE("remote")
         }
         MESSAGE("corpus over HTTP: " << hashed << " arrays hash to their agreed digest");
         CHECK(hashed >= 60);
+    }
+
+    TEST_CASE("fault proxy: every transient fault is retried into exactly the bytes of the range")
+    {
+        zxtest::temp_dir root("zarrxt-http");
+        const std::string data = pattern(100000);
+        zxtest::write_file(root.path() / "obj", data);
+        zxtest::nginx_server nginx(root.path());
+        ZX_REQUIRE_NGINX(nginx);
+        zxtest::fault_proxy proxy(nginx.port());
+        const zx::http_store s(proxy.url(), fault_options());
+        const zx::http_store noranges(proxy.url("noranges"), fault_options());
+        zx::buffer out;
+        for (const auto f : transient_faults)
+        {
+            CAPTURE(name_of(f));
+            const int before = proxy.faults(f);
+            proxy.inject(f, 1, "GET /obj");
+            auto info = s.read_to("obj", zx::byte_range::all(), UINT64_MAX, out);
+            REQUIRE(info);
+            CHECK(text_of(out) == data);
+            CHECK(info->size == data.size());
+
+            proxy.inject(f, 1, "GET /obj");
+            info = s.read_to("obj", zx::byte_range::of(1000, 300), UINT64_MAX, out);
+            REQUIRE(info);
+            CHECK(text_of(out) == data.substr(1000, 300));
+            CHECK(info->size == data.size());
+
+            proxy.inject(f, 1, "GET /obj");
+            info = s.read_to("obj", zx::byte_range::last(68), UINT64_MAX, out);
+            REQUIRE(info);
+            CHECK(text_of(out) == data.substr(data.size() - 68));
+
+            // A handle: its HEAD, then a range with If-Match, each spoiled once.
+            proxy.inject(f, 1, "HEAD /obj");
+            auto h = s.open_object("obj");
+            REQUIRE(h);
+            CHECK(h->info().size == data.size());
+            proxy.inject(f, 1, "GET /obj");
+            h->read_to(zx::byte_range::of(5000, 777), UINT64_MAX, out);
+            CHECK(text_of(out) == data.substr(5000, 777));
+
+            // A server that ignores ranges (200 to a range request), spoiled too.
+            proxy.inject(f, 1, "GET /noranges/obj");
+            info = noranges.read_to("obj", zx::byte_range::of(70000, 500), 500, out);
+            REQUIRE(info);
+            CHECK(text_of(out) == data.substr(70000, 500));
+
+            // Every fault was committed (a HEAD has no body: the body faults pass it through).
+            const bool body_fault = f == zxtest::fault::stall_mid_body ||
+                                    f == zxtest::fault::reset_mid_body || f == zxtest::fault::truncate;
+            CHECK(proxy.faults(f) - before == (body_fault ? 5 : 6));
+            proxy.clear();
+        }
+    }
+
+    TEST_CASE("fault proxy: a fault that does not pass is a typed error within the deadline")
+    {
+        zxtest::temp_dir root("zarrxt-http");
+        const std::string data = pattern(10000);
+        zxtest::write_file(root.path() / "obj", data);
+        zxtest::nginx_server nginx(root.path());
+        ZX_REQUIRE_NGINX(nginx);
+        zxtest::fault_proxy proxy(nginx.port());
+        const zx::http_options o = fault_options();
+        const zx::http_store s(proxy.url(), o);
+        zx::buffer out;
+        // Slack over the deadline for the engine's own steps: a correctness bound, not a speed one.
+        const auto bound = o.deadline + std::chrono::milliseconds(2000);
+
+        SUBCASE("retried faults: store.4 after 1 + max_retries attempts")
+        {
+            for (const auto f : transient_faults)
+            {
+                CAPTURE(name_of(f));
+                proxy.inject(f, -1, "GET /obj");
+                const int before = proxy.faults(f);
+                const auto t0 = std::chrono::steady_clock::now();
+                expect_store([&] { s.read_to("obj", zx::byte_range::of(100, 1000), UINT64_MAX, out); },
+                             "zarrxt.store.4", "obj", "4 attempts");
+                CHECK(std::chrono::steady_clock::now() - t0 < bound);
+                // libcurl may resend a request itself when a reused connection dies before answering.
+                CHECK(proxy.faults(f) - before >= 1 + o.max_retries);
+                proxy.clear();
+            }
+        }
+        SUBCASE("answers that contradict the request: store.5 at once, not retried, never data")
+        {
+            struct lie
+            {
+                zxtest::fault f;
+                zx::byte_range r;
+                const char* mention;
+            };
+            const lie lies[] = {
+                {zxtest::fault::shift_range, zx::byte_range::of(100, 1000),
+                 "does not answer the range requested"},
+                {zxtest::fault::shift_range, zx::byte_range::last(100),
+                 "does not answer the range requested"},
+                {zxtest::fault::wrong_total, zx::byte_range::last(100),
+                 "does not answer the range requested"},
+                {zxtest::fault::short_body, zx::byte_range::of(100, 1000), "promised 1000"},
+                {zxtest::fault::short_body, zx::byte_range::last(100), "promised 100"},
+            };
+            for (const auto& l : lies)
+            {
+                CAPTURE(name_of(l.f));
+                CAPTURE(l.r.suffix);
+                proxy.inject(l.f, -1, "GET /obj");
+                const int before = proxy.faults(l.f);
+                out.clear();
+                out.append(zx::as_bytes("untouched"));
+                expect_store([&] { s.read_to("obj", l.r, UINT64_MAX, out); }, "zarrxt.store.5", "obj",
+                             l.mention);
+                CHECK(proxy.faults(l.f) - before == 1);
+                CHECK(text_of(out) == "untouched"); // nothing of the answer was handed out
+                proxy.clear();
+            }
+        }
+        SUBCASE("a handle's range whose Content-Range gives another size for the same ETag: store.5")
+        {
+            auto h = s.open_object("obj");
+            REQUIRE(h);
+            proxy.inject(zxtest::fault::wrong_total, -1, "GET /obj");
+            expect_store([&] { h->read_to(zx::byte_range::of(100, 1000), UINT64_MAX, out); },
+                         "zarrxt.store.5", "obj", "10000");
+            CHECK(proxy.faults(zxtest::fault::wrong_total) == 1);
+        }
+        SUBCASE("a stall that outlasts the deadline ends at the deadline, not an attempt later")
+        {
+            zx::http_options d = o;
+            d.max_retries = 50;
+            d.request_timeout = std::chrono::milliseconds(1000);
+            d.deadline = std::chrono::milliseconds(1500);
+            const zx::http_store slow(proxy.url(), d);
+            proxy.inject(zxtest::fault::stall, -1, "GET /obj");
+            const auto t0 = std::chrono::steady_clock::now();
+            expect_store([&] { slow.read_to("obj", zx::byte_range::all(), UINT64_MAX, out); },
+                         "zarrxt.store.4", "obj");
+            const auto elapsed = std::chrono::steady_clock::now() - t0;
+            CHECK(elapsed >= d.deadline - std::chrono::milliseconds(100));
+            // The second attempt starts about 1 s in; with its full 1 s timeout it would end near 2 s.
+            CHECK(elapsed < d.deadline + std::chrono::milliseconds(400));
+        }
+    }
+
+    TEST_CASE("fault proxy: arrays read through intermittent 503s and resets equal their files")
+    {
+        zxtest::temp_dir root("zarrxt-http");
+        zx::filesystem_store fs{root.path().string()};
+        const zx::v3_options sharded{
+            .shape = {128, 128},
+            .chunk_shape = {64, 64},
+            .codecs = {zx::sharded(
+                {16, 16}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("zstd")})}};
+        auto sh = zx::create<std::int32_t, 2>(fs, "sharded", sharded);
+        auto v3 = zx::create<std::uint16_t, 2>(fs, "v3",
+                                               zx::v3_options{.shape = {100, 90}, .chunk_shape = {16, 32}});
+        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 128});
+        for (std::size_t i = 0; i < a.size(); ++i)
+        {
+            a.data()[i] = static_cast<std::int32_t>(i * 2654435761u % 100003) - 5000;
+        }
+        sh.write({{0, 0}, {128, 128}}, a);
+        v3.write({{0, 0}, {100, 90}},
+                 xt::cast<std::uint16_t>(xt::view(a, xt::range(0, 100), xt::range(0, 90))));
+        zxtest::nginx_server nginx(root.path());
+        ZX_REQUIRE_NGINX(nginx);
+        zxtest::fault_proxy proxy(nginx.port());
+        zx::http_options o = fault_options();
+        o.max_retries = 10; // faults are periodic, and retries of concurrent requests interleave
+        o.request_timeout = std::chrono::milliseconds(5000);
+        o.deadline = std::chrono::milliseconds(30000);
+        const zx::http_store s(proxy.url(), o);
+        proxy.inject(zxtest::fault::status_503, -1, "", 5);
+        proxy.inject(zxtest::fault::reset_mid_body, -1, "GET ", 7);
+        proxy.inject(zxtest::fault::truncate, -1, "GET ", 11);
+
+        auto rsh = zx::open<std::int32_t, 2>(s, "sharded");
+        CHECK(rsh.read() == a);
+        CHECK(rsh.read({{3, 5}, {100, 77}}) == xt::view(a, xt::range(3, 103), xt::range(5, 82)));
+        auto rv3 = zx::open<std::uint16_t, 2>(s, "v3");
+        CHECK(rv3.read() == zx::open<std::uint16_t, 2>(fs, "v3").read());
+        // Many requests in flight at once through a pool, spoiled the same way.
+        zx::thread_pool pool(2);
+        auto pooled =
+            zx::array<std::int32_t, 2, zx::dynamic_chain, zx::http_store, zx::operation_index_cache<>,
+                      zx::thread_pool_executor>::open(s, "sharded", zx::thread_pool_executor(pool));
+        CHECK(pooled.read() == a);
+        MESSAGE("through the fault proxy: " << proxy.requests() << " requests, " << proxy.faults()
+                                            << " spoiled");
+        CHECK(proxy.faults(zxtest::fault::status_503) > 0);
+        CHECK(proxy.faults(zxtest::fault::reset_mid_body) > 0);
+        CHECK(proxy.faults(zxtest::fault::truncate) > 0);
     }
 }

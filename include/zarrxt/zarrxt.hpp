@@ -21,5 +21,6 @@
 #include "group.hpp"
 #include "store/counting.hpp"
 #include "store/filesystem.hpp"
+#include "store/latency.hpp"
 #include "store/memory.hpp"
 #include "visit.hpp"

@@ -524,7 +524,13 @@ inline void curl_engine::start(const ticket& tp)
     curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #endif
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(m_opt.connect_timeout.count()));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(m_opt.request_timeout.count()));
+    // An attempt ends at the request's deadline at the latest (a retry started near it must not
+    // run a whole request_timeout past it); 0 would mean no timeout, hence at least 1 ms.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(t.first_start + m_opt.deadline -
+                                                                            std::chrono::steady_clock::now());
+    curl_easy_setopt(
+        e, CURLOPT_TIMEOUT_MS,
+        static_cast<long>(std::max<long long>(1, std::min(m_opt.request_timeout, left).count())));
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, m_opt.verify_tls ? 1L : 0L);
     curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, m_opt.verify_tls ? 2L : 0L);
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); // prefer multiplexing on an HTTP/2 connection

@@ -361,6 +361,17 @@ inline void http_store::object_handle::take(detail::http_response res, std::uint
         e.with_key(m_state->key);
         throw e;
     }
+    if (!m_state->etag.empty() && res.size_known && res.object_size != m_state->info.size)
+    {
+        // If-Match held, so this is the version the handle opened: a server giving it another
+        // size contradicts itself (a lying Content-Range), and its ranges cannot be trusted.
+        store_error e(store_errc::remote_protocol,
+                      "the server gives the object " + std::to_string(res.object_size) + " bytes, " +
+                          std::to_string(m_state->info.size) + " when it was opened, under the same ETag");
+        e.with_key(m_state->key);
+        e.with_range(begin, end - begin);
+        throw e;
+    }
     if (res.body.size() != end - begin)
     {
         store_error e(store_errc::remote_protocol, "the server sent " + std::to_string(res.body.size()) +
