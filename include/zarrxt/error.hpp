@@ -41,6 +41,7 @@ enum class metadata_errc : int
     unsupported_feature = 14, ///< storage transformers, v2 filters, ...
     wrong_node_type = 15,    ///< an array was expected and a group was found, or the reverse
     version_mismatch = 16,   ///< zarr_format is not 2 or 3, or does not match the document kind
+    no_consolidated_metadata = 17, ///< consolidated_mode::always on a group without consolidated metadata
 };
 
 enum class codec_errc : int
@@ -63,6 +64,7 @@ enum class store_errc : int
     remote = 4,          ///< a remote request failed (transport error or HTTP status, after retries)
     remote_protocol = 5, ///< a server's answer does not match the request (Content-Range, length)
     changed = 6,         ///< an object changed while it was read through one handle (If-Match failed)
+    not_listable = 7,    ///< a listing was asked of a store that cannot list, and no snapshot answers it
 };
 
 enum class array_errc : int
