@@ -289,6 +289,15 @@ TEST_SUITE("group")
             CHECK(zx::open_consolidated(s, "").has_snapshot());
             CHECK(!zx::open_consolidated(s, "", zx::consolidated_mode::never).has_snapshot());
         }
+        // One document holds one format: a node of the other format is refused, never left out.
+        {
+            zx::memory_store s;
+            make_hierarchy(s, 3);
+            zx::create<float, 1>(s, "sub/v2", zx::v2_options{.shape = {2}, .chunks = {2}});
+            CHECK(error_id([&] { zx::consolidate(s, ""); }) == "zarrxt.metadata.16");
+            const auto root = zx::json::parse(zxtest::as_string_of(zx::get(s, "zarr.json")));
+            CHECK(!root.contains("consolidated_metadata"));
+        }
         // zarr-python 3 writes `"consolidated_metadata": null` for a group never consolidated.
         zx::memory_store s;
         s.set("zarr.json",

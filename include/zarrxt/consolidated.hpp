@@ -247,11 +247,6 @@ void collect_nodes(const S& store, const std::string& root, const std::string& r
     }
 }
 
-} // namespace detail
-
-namespace detail
-{
-
 /// consolidated_document(), and how many nodes below the group it describes.
 template <class S>
 json build_consolidated(const S& store, const std::string& root, const limit_values& limits,
@@ -261,6 +256,22 @@ json build_consolidated(const S& store, const std::string& root, const limit_val
     std::vector<std::pair<std::string, node_kind>> nodes;
     collect_nodes(store, root, "", limits, nodes);
     node_count = nodes.size();
+    for (const auto& [rel, kind] : nodes)
+    {
+        // One format per document: zarr-python's v2 layout has no place for a v3 node, nor the
+        // reverse, and leaving a node out would hide it from every reader of the snapshot.
+        const char* own = top.zarr_format() == 3     ? "zarr.json"
+                          : kind == node_kind::array ? ".zarray"
+                                                     : ".zgroup";
+        if (!store.stat(join_key(join_key(root, rel), own)))
+        {
+            metadata_error e(metadata_errc::version_mismatch,
+                             "consolidated metadata of a v" + std::to_string(top.zarr_format()) +
+                                 " group cannot describe \"" + rel + "\", a node of the other format");
+            e.with_key(join_key(root, rel));
+            throw e;
+        }
+    }
     if (top.zarr_format() == 2)
     {
         json meta = json::object();
