@@ -21,6 +21,8 @@ class filesystem_store;
 class memory_store;
 template <class S>
 class counting_store;
+template <class S>
+class consolidated_store;
 
 class no_index_cache;
 struct any_index_cache;

@@ -140,7 +140,7 @@ public:
     static constexpr std::uint64_t generation = 1;
 
 private:
-    template <readable_store S>
+    template <class S>
     friend class consolidated_store;
 
     explicit consolidated_handle(H inner)
@@ -161,9 +161,13 @@ private:
     std::string m_key;
 };
 
-template <readable_store S>
+template <class S>
 class consolidated_store
 {
+    static_assert(readable_store<S>,
+                  "consolidated_store<S>: S must be a readable_store (read(key, range, max) "
+                  "and stat(key)); see docs/concepts/store.md");
+
 public:
     using inner_store = S;
     using object_handle = consolidated_handle<typename detail::inner_handle<S>::type>;
@@ -218,7 +222,7 @@ private:
  * implementation *
  ******************/
 
-template <readable_store S>
+template <class S>
 auto consolidated_store<S>::find(std::string_view key) const -> lookup
 {
     if (!m_snapshot)
@@ -238,7 +242,7 @@ auto consolidated_store<S>::find(std::string_view key) const -> lookup
     return {true, it == m_snapshot->documents.end() ? nullptr : &it->second};
 }
 
-template <readable_store S>
+template <class S>
 std::optional<read_result> consolidated_store<S>::read(std::string_view key, byte_range r,
                                                        std::uint64_t max_bytes) const
 {
@@ -258,7 +262,7 @@ std::optional<read_result> consolidated_store<S>::read(std::string_view key, byt
     return res;
 }
 
-template <readable_store S>
+template <class S>
 std::optional<object_info> consolidated_store<S>::stat(std::string_view key) const
 {
     const lookup l = find(key);
@@ -273,7 +277,7 @@ std::optional<object_info> consolidated_store<S>::stat(std::string_view key) con
     return object_info{l.doc->size(), object_handle::generation};
 }
 
-template <readable_store S>
+template <class S>
 std::optional<object_info> consolidated_store<S>::read_to(std::string_view key, byte_range r,
                                                           std::uint64_t max_bytes,
                                                           buffer& out) const requires buffered_store<S>
@@ -291,7 +295,7 @@ std::optional<object_info> consolidated_store<S>::read_to(std::string_view key, 
     return object_info{l.doc->size(), object_handle::generation};
 }
 
-template <readable_store S>
+template <class S>
 std::optional<object_info> consolidated_store<S>::read_into(
     std::string_view key, std::uint64_t offset, mutable_byte_view dest) const requires direct_store<S>
 {
@@ -312,7 +316,7 @@ std::optional<object_info> consolidated_store<S>::read_into(
     return object_info{l.doc->size(), object_handle::generation};
 }
 
-template <readable_store S>
+template <class S>
 auto consolidated_store<S>::open_object(std::string_view key) const -> std::optional<object_handle>
 requires object_store<S>
 {
@@ -325,7 +329,7 @@ requires object_store<S>
     return h ? std::optional<object_handle>(object_handle(std::move(*h))) : std::nullopt;
 }
 
-template <readable_store S>
+template <class S>
 auto consolidated_store<S>::open_object_and_read(std::string_view key, byte_range r, std::uint64_t max_bytes,
                                                  buffer& out) const -> std::optional<object_handle>
 requires open_reading_store<S>
@@ -345,7 +349,7 @@ requires open_reading_store<S>
     return h ? std::optional<object_handle>(object_handle(std::move(*h))) : std::nullopt;
 }
 
-template <readable_store S>
+template <class S>
 void consolidated_store<S>::throw_not_listable(std::string_view prefix)
 {
     store_error e(store_errc::not_listable,
@@ -354,7 +358,7 @@ void consolidated_store<S>::throw_not_listable(std::string_view prefix)
     throw e;
 }
 
-template <readable_store S>
+template <class S>
 std::vector<std::string> consolidated_store<S>::list(std::string_view prefix) const
 {
     if constexpr (!listable_store<S>)
@@ -380,7 +384,7 @@ std::vector<std::string> consolidated_store<S>::list(std::string_view prefix) co
     }
 }
 
-template <readable_store S>
+template <class S>
 std::vector<std::string> consolidated_store<S>::list_dir(std::string_view prefix) const
 {
     if (!prefix.empty())
