@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -145,6 +146,30 @@ std::string corpus_digest(const zx::any_array<zx::filesystem_store>& a)
     }
     return zarrxt_tool::sha256::hex(h.finish(), 16);
 }
+
+/// A corpus hierarchy as a server that cannot list and has lost every node's own metadata
+/// document except `keep` (the consolidated one): whatever opens through it came from that.
+struct consolidated_only_store
+{
+    zx::filesystem_store inner;
+    std::string keep;
+
+    bool hidden(std::string_view key) const
+    {
+        const std::string_view name =
+            key.substr(key.rfind('/') == std::string_view::npos ? 0 : key.rfind('/') + 1);
+        return key != keep &&
+               (name == "zarr.json" || name == ".zarray" || name == ".zgroup" || name == ".zattrs");
+    }
+    std::optional<zx::read_result> read(std::string_view key, zx::byte_range r, std::uint64_t max) const
+    {
+        return hidden(key) ? std::nullopt : inner.read(key, r, max);
+    }
+    std::optional<zx::object_info> stat(std::string_view key) const
+    {
+        return hidden(key) ? std::nullopt : inner.stat(key);
+    }
+};
 
 } // namespace
 
@@ -396,5 +421,74 @@ TEST_SUITE("interop")
               xt::xtensor<std::int16_t, 1>{10, 20, 30, 40});
         CHECK(zx::open<std::int16_t, 2>(v3, "consolidated/2d.contiguous.i2").read() ==
               xt::xtensor<std::int16_t, 2>{{1, 2}, {3, 4}});
+    }
+
+    TEST_CASE("corpus: consolidated metadata written by zarr-python 2 (.zmetadata) and 3 (inline) opens the "
+              "hierarchy alone")
+    {
+        const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
+        if (corpus.empty() || !std::filesystem::exists(corpus / "zarrita.js" / "fixtures"))
+        {
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/zarrita.js/fixtures)");
+        }
+        using store_t = zx::consolidated_store<consolidated_only_store>;
+        const auto names = [](const store_t& s, const std::string& path)
+        {
+            std::vector<std::string> out;
+            for (const auto& c : zx::group<store_t>::open(s, path).children())
+            {
+                out.push_back(c.name + (c.kind == zx::node_kind::group ? "/" : ""));
+            }
+            return out;
+        };
+        // zarr-python 3 (>= 3.1): the group "consolidated" holds its nodes, flattened, in its zarr.json.
+        const consolidated_only_store v3{
+            zx::filesystem_store{(corpus / "zarrita.js/fixtures/v3/data.zarr").string()},
+            "consolidated/zarr.json"};
+        CHECK_THROWS_AS(zx::open_any(v3, "consolidated/nested/1d.i2"), zx::array_error);
+        const auto cs3 = zx::open_consolidated(v3, "consolidated", zx::consolidated_mode::always);
+        CHECK(cs3.snapshot()->zarr_format == 3);
+        CHECK(zx::group<store_t>::open(cs3, "consolidated").attributes() == zx::json{{"answer", 42}});
+        CHECK(names(cs3, "consolidated") ==
+              std::vector<std::string>{"1d.chunked.i2", "2d.contiguous.i2", "nested/"});
+        CHECK(names(cs3, "consolidated/nested") == std::vector<std::string>{"1d.i2"});
+        CHECK(zx::group<store_t>::open(cs3, "consolidated/nested").attributes() ==
+              zx::json{{"description", "A nested group"}});
+        // The values the chunk files hold (as in the test above, read there from the nodes' own metadata).
+        CHECK(zx::open<std::int16_t, 1>(cs3, "consolidated/nested/1d.i2").read() ==
+              xt::xtensor<std::int16_t, 1>{10, 20, 30, 40});
+        CHECK(zx::open<std::int16_t, 2>(cs3, "consolidated/2d.contiguous.i2").read() ==
+              xt::xtensor<std::int16_t, 2>{{1, 2}, {3, 4}});
+        CHECK(zx::open<std::int16_t, 1>(cs3, "consolidated/1d.chunked.i2").read() ==
+              xt::xtensor<std::int16_t, 1>{1, 2, 3, 4});
+        // The store's root was never consolidated (zarr-python 3 wrote "consolidated_metadata": null).
+        CHECK(!zx::open_consolidated(v3, "").has_snapshot());
+
+        // zarr-python 2: .zmetadata at the root, every array and group of the hierarchy in it.
+        const zx::filesystem_store v2_files{(corpus / "zarrita.js/fixtures/v2/data.zarr").string()};
+        const consolidated_only_store v2{v2_files, ".zmetadata"};
+        const auto cs2 = zx::open_consolidated(v2, "", zx::consolidated_mode::always);
+        CHECK(cs2.snapshot()->zarr_format == 2);
+        const auto g2 = zx::group<store_t>::open(cs2, "");
+        CHECK(g2.attributes() == zx::json{{"answer", 42}});
+        const auto kids = names(cs2, "");
+        CHECK(kids.size() == 33); // 32 arrays and "my group with spaces", as the test above counts them
+        CHECK(std::count(kids.begin(), kids.end(), "my group with spaces/") == 1);
+        CHECK(zx::group<store_t>::open(cs2, "my group with spaces").attributes() ==
+              zx::json{{"description", "A group with spaces in the name"}});
+        for (const char* path :
+             {"1d.contiguous.i4", "1d.chunked.ragged.i2", "2d.chunked.i2", "3d.chunked.mixed.i2.F"})
+        {
+            INFO("array ", path);
+            const auto a = zx::open_any(cs2, path);
+            const auto b = zx::open_any(v2_files, path);
+            CHECK(a.metadata().shape == b.metadata().shape);
+            const std::size_t n = std::accumulate(b.shape().begin(), b.shape().end(), std::size_t{1},
+                                                  [](std::size_t x, std::uint64_t y) { return x * y; });
+            std::vector<std::byte> got(n * zx::info(a.dtype()).size), want(got.size());
+            a.read_bytes(std::vector<std::uint64_t>(a.rank(), 0), a.shape(), got.data());
+            b.read_bytes(std::vector<std::uint64_t>(b.rank(), 0), b.shape(), want.data());
+            CHECK(got == want);
+        }
     }
 }

@@ -170,6 +170,66 @@ void check_hierarchy(const std::filesystem::path& root, const zx::json& manifest
     }
 }
 
+/// zarrxt writes the hierarchy a write-groups manifest describes into `dir`/arrays (groups first,
+/// parents before children, then arrays) and returns the manifest of what it wrote.
+zx::json write_hierarchy(const zx::json& manifest, const std::filesystem::path& dir)
+{
+    zx::filesystem_store store{(dir / "arrays").string()};
+    using group_t = zx::group<zx::filesystem_store>;
+    // Groups first, parents before children (the manifest lists them that way), then arrays.
+    for (const auto& g : manifest.at("groups"))
+    {
+        INFO("group ", g.at("path").get<std::string>());
+        group_t::create(
+            store, g.at("path").get<std::string>(),
+            zx::group_options{.zarr_format = 2, .attributes = g.at("attributes"), .overwrite = true});
+    }
+    zx::json out = {{"writer", "zarrxt"}, {"arrays", zx::json::array()}, {"groups", manifest.at("groups")}};
+    for (const auto& e : manifest.at("arrays"))
+    {
+        const std::string name = e.at("name").get<std::string>();
+        INFO("array ", name);
+        zx::json expect;
+        zx::v2_options o = v2_options_for(e, expect);
+        o.attributes = e.at("attributes");
+        try
+        {
+            zi::create_with_formula(store, name, o, e);
+        }
+        catch (const zx::error& err)
+        {
+            FAIL_CHECK("zarrxt could not write the array: " << err.what());
+            continue;
+        }
+        zx::json entry = e;
+        entry.erase("expected");
+        entry.erase("digest");
+        entry["expect"] = expect;
+        out["arrays"].push_back(entry);
+    }
+    return out;
+}
+
+/// Remove every node's own metadata document below `root` (.zarray, .zgroup, .zattrs), keeping
+/// .zmetadata: whatever still opens was read from the consolidated document. How many went.
+std::size_t remove_node_metadata(const std::filesystem::path& root)
+{
+    std::vector<std::filesystem::path> doomed;
+    for (const auto& f : std::filesystem::recursive_directory_iterator(root))
+    {
+        const std::string name = f.path().filename().string();
+        if (name == ".zarray" || name == ".zgroup" || name == ".zattrs" || name == "zarr.json")
+        {
+            doomed.push_back(f.path());
+        }
+    }
+    for (const auto& p : doomed)
+    {
+        std::filesystem::remove(p);
+    }
+    return doomed.size();
+}
+
 } // namespace
 
 TEST_SUITE("interop")
@@ -387,40 +447,7 @@ TEST_SUITE("interop")
         const auto& py = python_groups_written();
         REQUIRE(py.result.status == 0);
         zxtest::temp_dir dir("zarrxt-py-groups");
-        zx::filesystem_store store{(dir.path() / "arrays").string()};
-        using group_t = zx::group<zx::filesystem_store>;
-        // Groups first, parents before children (the manifest lists them that way), then arrays.
-        for (const auto& g : py.manifest.at("groups"))
-        {
-            INFO("group ", g.at("path").get<std::string>());
-            group_t::create(
-                store, g.at("path").get<std::string>(),
-                zx::group_options{.zarr_format = 2, .attributes = g.at("attributes"), .overwrite = true});
-        }
-        zx::json out = {
-            {"writer", "zarrxt"}, {"arrays", zx::json::array()}, {"groups", py.manifest.at("groups")}};
-        for (const auto& e : py.manifest.at("arrays"))
-        {
-            const std::string name = e.at("name").get<std::string>();
-            INFO("array ", name);
-            zx::json expect;
-            zx::v2_options o = v2_options_for(e, expect);
-            o.attributes = e.at("attributes");
-            try
-            {
-                zi::create_with_formula(store, name, o, e);
-            }
-            catch (const zx::error& err)
-            {
-                FAIL_CHECK("zarrxt could not write the array: " << err.what());
-                continue;
-            }
-            zx::json entry = e;
-            entry.erase("expected");
-            entry.erase("digest");
-            entry["expect"] = expect;
-            out["arrays"].push_back(entry);
-        }
+        const zx::json out = write_hierarchy(py.manifest, dir.path());
         zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
         // zarrxt itself reads back what it wrote the same way it reads zarr-python's.
         check_hierarchy(dir.path(), out);
@@ -428,5 +455,83 @@ TEST_SUITE("interop")
                                    " verify-groups " + zxtest::quote(dir.str()));
         CHECK_MESSAGE(r.status == 0, r.output);
         MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+    }
+
+    TEST_CASE("zarr-python's consolidated metadata opens its hierarchy in zarrxt, every node's own metadata "
+              "removed")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        const auto& py = python_groups_written();
+        REQUIRE(py.result.status == 0);
+        zxtest::temp_dir dir("zarrxt-py-consolidated");
+        std::filesystem::copy(py.dir.path() / "arrays", dir.path() / "arrays",
+                              std::filesystem::copy_options::recursive);
+        const auto r = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                                   " consolidate " + zxtest::quote(dir.str()));
+        REQUIRE_MESSAGE(r.status == 0, r.output);
+        REQUIRE(std::filesystem::exists(dir.path() / "arrays" / ".zmetadata"));
+        CHECK(remove_node_metadata(dir.path() / "arrays") >=
+              py.manifest.at("groups").size() + py.manifest.at("arrays").size());
+        zx::filesystem_store plain{(dir.path() / "arrays").string()};
+        CHECK_THROWS_AS(zx::group<zx::filesystem_store>::open(plain, ""), zx::array_error);
+        const auto cs = zx::open_consolidated(plain, "", zx::consolidated_mode::always);
+        using group_t = zx::group<zx::consolidated_store<zx::filesystem_store>>;
+        for (const auto& g : py.manifest.at("groups"))
+        {
+            const std::string path = g.at("path").get<std::string>();
+            INFO("group \"" << path << "\"");
+            const auto grp = group_t::open(cs, path);
+            CHECK(grp.zarr_format() == 2);
+            CHECK(grp.attributes() == g.at("attributes"));
+            std::vector<std::string> groups, arrays;
+            for (const auto& c : grp.children())
+            {
+                (c.kind == zx::node_kind::group ? groups : arrays).push_back(c.name);
+            }
+            CHECK(zx::json(groups) == g.at("groups"));
+            CHECK(zx::json(arrays) == g.at("arrays"));
+        }
+        for (const auto& e : py.manifest.at("arrays"))
+        {
+            const std::string name = e.at("name").get<std::string>();
+            INFO("array ", name);
+            const auto a = zx::open_any(cs, name);
+            CHECK(std::string(zx::name(a.dtype())) == e.at("dtype").get<std::string>());
+            CHECK(a.shape() == zi::to_shape(e.at("shape")));
+            CHECK(a.metadata().attributes == e.at("attributes"));
+            const std::string want = zxtest::read_file(py.dir.path() / e.at("expected").get<std::string>());
+            std::string got(want.size(), '\0');
+            a.read_bytes(std::vector<std::uint64_t>(a.rank(), 0), a.shape(),
+                         reinterpret_cast<std::byte*>(got.data()));
+            CHECK_MESSAGE(got == want, zi::describe_difference(got, want, zx::info(a.dtype()).size));
+        }
+    }
+
+    TEST_CASE("zarrxt's consolidated metadata opens in zarr-python's open_consolidated, every node's own "
+              "metadata removed")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        const auto& py = python_groups_written();
+        REQUIRE(py.result.status == 0);
+        zxtest::temp_dir dir("zarrxt-py-consolidate");
+        const zx::json out = write_hierarchy(py.manifest, dir.path());
+        zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
+        zx::filesystem_store store{(dir.path() / "arrays").string()};
+        CHECK(zx::consolidate(store, "") ==
+              py.manifest.at("groups").size() - 1 + py.manifest.at("arrays").size());
+        CHECK(remove_node_metadata(dir.path() / "arrays") >=
+              py.manifest.at("groups").size() + py.manifest.at("arrays").size());
+        const auto verify = [&]
+        {
+            return zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                               " verify-consolidated " + zxtest::quote(dir.str()));
+        };
+        auto r = verify();
+        CHECK_MESSAGE(r.status == 0, r.output);
+        MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
+        // Without the consolidated document nothing of the hierarchy is left to open.
+        std::filesystem::remove(dir.path() / "arrays" / ".zmetadata");
+        r = verify();
+        CHECK_MESSAGE(r.status != 0, r.output);
     }
 }

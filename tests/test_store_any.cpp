@@ -17,7 +17,7 @@ namespace
 {
 
 /// A store with the basic calls only (no handles, no read_to): any_store emulates handles for it.
-class plain_store
+class handleless_store
 {
 public:
     std::optional<zx::read_result> read(std::string_view key, zx::byte_range r, std::uint64_t max) const
@@ -36,10 +36,10 @@ private:
 };
 
 /// Read-only, cannot list (what an HTTP server is to any_store).
-class read_only_store
+class unlistable_read_only_store
 {
 public:
-    explicit read_only_store(zx::memory_store s)
+    explicit unlistable_read_only_store(zx::memory_store s)
         : m_s(std::move(s))
     {
     }
@@ -76,7 +76,7 @@ TEST_SUITE("store")
         }
         SUBCASE("a store without handles: emulated handles refuse another version (store.6)")
         {
-            zx::any_store s(plain_store{}, "plain");
+            zx::any_store s(handleless_store{}, "plain");
             zxtest::store_conformance(s, false);
         }
     }
@@ -85,7 +85,7 @@ TEST_SUITE("store")
     {
         zx::memory_store m;
         m.set("a/zarr.json", zx::as_bytes("{}"));
-        zx::any_store s(read_only_store(m), "https://example.org/x.zarr");
+        zx::any_store s(unlistable_read_only_store(m), "https://example.org/x.zarr");
         CHECK_FALSE(s.writable());
         CHECK_FALSE(s.listable());
         CHECK(s.stat("a/zarr.json").has_value());

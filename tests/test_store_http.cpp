@@ -658,4 +658,52 @@ TEST_SUITE("remote")
         CHECK(proxy.faults(zxtest::fault::reset_mid_body) > 0);
         CHECK(proxy.faults(zxtest::fault::truncate) > 0);
     }
+
+    TEST_CASE("consolidated metadata over HTTP: a server that cannot list lists the hierarchy, its metadata "
+              "in one GET")
+    {
+        const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
+        if (corpus.empty() || !std::filesystem::exists(corpus / "zarrita.js" / "fixtures"))
+        {
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/zarrita.js/fixtures)");
+        }
+        zxtest::nginx_server server(corpus);
+        ZX_REQUIRE_NGINX(server);
+        using view_t = zx::consolidated_store<zx::http_store>;
+        const auto names = [](const view_t& v, const std::string& path)
+        {
+            std::vector<std::string> out;
+            for (const auto& c : zx::group<view_t>::open(v, path).children())
+            {
+                out.push_back(c.name + (c.kind == zx::node_kind::group ? "/" : ""));
+            }
+            return out;
+        };
+        // zarr-python 3's inline document: one GET opens the group, its children and its arrays.
+        const zx::http_store v3(server.url("zarrita.js/fixtures/v3/data.zarr"), quick_options());
+        const auto view = zx::open_consolidated(v3, "consolidated", zx::consolidated_mode::always);
+        CHECK(v3.requests_started() == 1);
+        CHECK(names(view, "consolidated") ==
+              std::vector<std::string>{"1d.chunked.i2", "2d.contiguous.i2", "nested/"});
+        CHECK(names(view, "consolidated/nested") == std::vector<std::string>{"1d.i2"});
+        auto a = zx::open<std::int16_t, 1>(view, "consolidated/nested/1d.i2");
+        CHECK(v3.requests_started() == 1);
+        CHECK(a.read() == xt::xtensor<std::int16_t, 1>{10, 20, 30, 40});
+        CHECK(v3.requests_started() > 1); // the chunks, from the server
+        // zarr-python 2's .zmetadata: a 404 for zarr.json, then the document.
+        const zx::http_store v2(server.url("zarrita.js/fixtures/v2/data.zarr"), quick_options());
+        const auto view2 = zx::open_consolidated(v2, "");
+        REQUIRE(view2.has_snapshot());
+        CHECK(v2.requests_started() == 2);
+        CHECK(names(view2, "").size() == 33);
+        CHECK(zx::group<view_t>::open(view2, "my group with spaces").attributes() ==
+              zx::json{{"description", "A group with spaces in the name"}});
+        CHECK(v2.requests_started() == 2);
+        zx::filesystem_store local{(corpus / "zarrita.js/fixtures/v2/data.zarr").string()};
+        CHECK(digest_of(zx::open_any(view2, "3d.chunked.mixed.i2.F")) ==
+              digest_of(zx::open_any(local, "3d.chunked.mixed.i2.F")));
+        // Without consolidated metadata there is nothing to list from.
+        const auto plain = zx::open_consolidated(v2, "", zx::consolidated_mode::never);
+        ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.7", "/", names(plain, ""));
+    }
 }

@@ -432,13 +432,87 @@ TEST_SUITE("tool")
         CHECK(e.output.find("stored_bytes: 0 (0 B)\nratio: -\n") != std::string::npos);
     }
 
+    TEST_CASE("consolidate writes consolidated metadata; --check tells when it is stale")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir("zarrxt-tool-consolidate");
+        for (int format : {2, 3})
+        {
+            CAPTURE(format);
+            const auto root = dir.path() / ("v" + std::to_string(format));
+            zx::filesystem_store s(root);
+            zx::group<zx::filesystem_store>::create(s, "", zx::group_options{.zarr_format = format});
+            zx::group<zx::filesystem_store>::create(s, "g", zx::group_options{.zarr_format = format});
+            if (format == 3)
+            {
+                zx::create<std::int16_t, 1>(s, "g/a", zx::v3_options{.shape = {6}, .chunk_shape = {3}});
+            }
+            else
+            {
+                zx::create<std::int16_t, 1>(s, "g/a", zx::v2_options{.shape = {6}, .chunks = {3}});
+            }
+            const std::string cmd = quote(tool()) + " consolidate ";
+            auto r = zxtest::run(cmd + "--check " + quote(root.string()) + " 2>&1");
+            CHECK(r.status == 1);
+            CHECK(r.output.rfind("no consolidated metadata", 0) == 0);
+            r = zxtest::run(cmd + quote(root.string()) + " 2>&1");
+            CHECK(r.status == 0);
+            CHECK(r.output == (format == 2
+                                   ? "wrote .zmetadata: 2 nodes, 3 documents\n"
+                                   : "wrote consolidated_metadata in zarr.json: 2 nodes, 2 documents\n"));
+            CHECK(std::filesystem::exists(root / ".zmetadata") == (format == 2));
+            r = zxtest::run(cmd + "--check " + quote(root.string()) + " 2>&1");
+            CHECK_MESSAGE(r.status == 0, r.output);
+            // A metadata write through zarrxt does not update the snapshot: --check says so.
+            zx::open<std::int16_t, 1>(s, "g/a").set_attributes({{"units", "m"}});
+            r = zxtest::run(cmd + "--check " + quote(root.string()) + " 2>&1");
+            CHECK(r.status == 1);
+            const std::string changed =
+                format == 2 ? "STALE g/a/.zattrs: missing from" : "STALE g/a: differs in";
+            CHECK_MESSAGE(r.output.find(changed) != std::string::npos, r.output);
+            std::filesystem::remove_all(root / "g");
+            r = zxtest::run(cmd + "--check " + quote(root.string()) + " 2>&1");
+            CHECK(r.status == 1);
+            CHECK_MESSAGE(r.output.find("no longer in the hierarchy") != std::string::npos, r.output);
+            r = zxtest::run(cmd + quote(root.string()) + " && " + cmd + "--check " + quote(root.string()) +
+                            " 2>&1");
+            CHECK_MESSAGE(r.status == 0, r.output);
+        }
+        // A hierarchy mixing formats has no consolidated form (metadata.16); a URL is a usage error.
+        make_hierarchy(dir.path() / "mixed");
+        auto r =
+            zxtest::run(quote(tool()) + " consolidate " + quote((dir.path() / "mixed").string()) + " 2>&1");
+        CHECK(r.status == 1);
+        CHECK_MESSAGE(r.output.find("[zarrxt.metadata.16]") != std::string::npos, r.output);
+        CHECK(zxtest::run(quote(tool()) + " consolidate https://example.org/data.zarr 2>/dev/null").status ==
+              2);
+        // zarr-python's own consolidated documents in the corpus are what zarrxt would write, entry by entry.
+        const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
+        if (corpus.empty() || !std::filesystem::exists(corpus / "zarrita.js" / "fixtures"))
+        {
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/zarrita.js/fixtures)");
+        }
+        for (const char* p :
+             {"zarrita.js/fixtures/v2/data.zarr", "zarrita.js/fixtures/v3/data.zarr/consolidated"})
+        {
+            CAPTURE(p);
+            r = zxtest::run(quote(tool()) + " consolidate --check " + quote((corpus / p).string()) + " 2>&1");
+            CHECK_MESSAGE(r.status == 0, r.output);
+            CHECK_MESSAGE(r.output.find(" 0 stale\n") != std::string::npos, r.output);
+        }
+    }
+
     TEST_CASE("help: an overview, a page per command, --help on every command")
     {
         if (tool().empty())
         {
             ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
         }
-        const std::vector<std::string> names = {"info", "tree", "hash", "cat", "convert", "verify", "help"};
+        const std::vector<std::string> names = {"info",    "tree",   "hash",        "cat",
+                                                "convert", "verify", "consolidate", "help"};
         for (const char* overview : {" help", " --help", " -h"})
         {
             CAPTURE(overview);

@@ -2,6 +2,7 @@
 //
 //   zarrxt info PATH                 zarrxt tree PATH              zarrxt hash PATH
 //   zarrxt cat PATH [--region ...]   zarrxt convert SRC DST [...]  zarrxt verify PATH [--clean]
+//   zarrxt consolidate PATH [--check]
 //   zarrxt help [COMMAND]            zarrxt COMMAND --help         zarrxt --version
 //
 // PATH is the directory of an array or a group. Exit status: 0 success, 1 a data error (a Zarr
@@ -1232,6 +1233,91 @@ int cmd_verify(const std::vector<std::string>& argv)
     return t.problems == 0 ? exit_ok : exit_data_error;
 }
 
+// ----------------------------------------------------------------------------------- consolidate
+
+/// The metadata member of a consolidated document (v2 .zmetadata or a v3 group's zarr.json), or
+/// null when the document has none; v3 entries without their own consolidated_metadata member,
+/// which zarr-python 3 gives child groups and zarrxt leaves out (the same hierarchy either way).
+zx::json consolidated_entries(const zx::json& doc)
+{
+    if (doc.contains("zarr_consolidated_format"))
+    {
+        return doc.value("metadata", zx::json());
+    }
+    const auto cm = doc.find("consolidated_metadata");
+    if (cm == doc.end() || !cm->is_object() || !cm->contains("metadata") || !(*cm)["metadata"].is_object())
+    {
+        return nullptr;
+    }
+    zx::json out = (*cm)["metadata"];
+    for (auto& [k, v] : out.items())
+    {
+        if (v.is_object())
+        {
+            v.erase("consolidated_metadata");
+        }
+    }
+    return out;
+}
+
+int cmd_consolidate(const std::vector<std::string>& argv)
+{
+    arguments args(argv, {"--check"}, {});
+    args.expect_positional(1, "PATH");
+    const std::string& path = args.positional()[0];
+    if (path.find("://") != std::string::npos)
+    {
+        throw usage_error("consolidate works on a local directory (an HTTP server is read-only and cannot be "
+                          "listed: consolidate the hierarchy before publishing it)");
+    }
+    store_t s = store_for(path);
+    const auto lv = zx::limit_values::from(zx::default_limits{});
+    const zx::json want = zx::consolidated_document(s, "", lv);
+    const bool v2 = want.contains("zarr_consolidated_format");
+    const std::string key = v2 ? ".zmetadata" : "zarr.json";
+    const zx::json want_entries = consolidated_entries(want);
+    if (!args.flag("--check"))
+    {
+        const std::size_t nodes = zx::consolidate(s, "", lv);
+        std::cout << "wrote " << (v2 ? ".zmetadata" : "consolidated_metadata in zarr.json") << ": " << nodes
+                  << (nodes == 1 ? " node, " : " nodes, ") << want_entries.size() << " documents\n";
+        return exit_ok;
+    }
+    const zx::json have_entries = [&]
+    {
+        auto bytes = zx::get(s, key);
+        return bytes ? consolidated_entries(zx::parse_document(bytes->view(), lv, key)) : zx::json();
+    }();
+    if (have_entries.is_null())
+    {
+        std::cout << "no consolidated metadata ("
+                  << (v2 ? ".zmetadata" : "consolidated_metadata in zarr.json") << ")\n";
+        return exit_data_error;
+    }
+    // Which documents differ: compared as JSON values, whatever the spacing or member order.
+    std::size_t stale = 0;
+    for (const auto& [k, v] : want_entries.items())
+    {
+        const auto it = have_entries.find(k);
+        if (it == have_entries.end() || *it != v)
+        {
+            std::cout << "STALE " << k << ": " << (it == have_entries.end() ? "missing from" : "differs in")
+                      << " the consolidated metadata\n";
+            ++stale;
+        }
+    }
+    for (const auto& [k, v] : have_entries.items())
+    {
+        if (!want_entries.contains(k))
+        {
+            std::cout << "STALE " << k << ": in the consolidated metadata, no longer in the hierarchy\n";
+            ++stale;
+        }
+    }
+    std::cout << want_entries.size() << " documents, " << stale << " stale\n";
+    return stale == 0 ? exit_ok : exit_data_error;
+}
+
 // ------------------------------------------------------------------------------------------ help
 
 int cmd_help(const std::vector<std::string>& argv);
@@ -1291,6 +1377,17 @@ problems. Temporary files left by interrupted writers are reported (they are nev
 time left (--no-progress turns it off). Exit status 1 when any problem was found.
 )",
      cmd_verify},
+    {"consolidate", "PATH [--check]", "write the hierarchy's consolidated metadata, or check it is current",
+     R"(Writes the consolidated metadata of the group at PATH and every node below it, read from the
+nodes' own metadata: for a v2 group .zmetadata (zarr-python 2's layout), for a v3 group the
+consolidated_metadata member of its zarr.json (zarr-python 3's, kind "inline"). Readers that use it
+(zarrxt's open_consolidated, zarr-python, zarrita) open the whole hierarchy with one read, and can
+list it where the store cannot (HTTP). It is a snapshot: a later change of any node's metadata, by
+zarrxt or anyone, is not in it until consolidate runs again.
+  --check   write nothing; print "STALE <key>: ..." for each document that differs from the nodes'
+            own, and exit with status 1 when one does or there is no consolidated metadata
+)",
+     cmd_consolidate},
     {"help", "[COMMAND]", "this overview, or a command's page", "Prints the overview, or COMMAND's page.\n",
      cmd_help},
 };
@@ -1313,7 +1410,7 @@ void print_overview(std::ostream& out)
            "commands:\n";
     for (const auto& c : commands)
     {
-        out << "  " << c.name << std::string(9 - std::strlen(c.name), ' ') << c.summary << "\n";
+        out << "  " << c.name << std::string(13 - std::strlen(c.name), ' ') << c.summary << "\n";
     }
     out << "\nPATH is the directory of a Zarr array or group (v2 or v3).\n\n" << exit_status_text;
 }

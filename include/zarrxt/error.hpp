@@ -41,6 +41,7 @@ enum class metadata_errc : int
     unsupported_feature = 14, ///< storage transformers, v2 filters, ...
     wrong_node_type = 15,    ///< an array was expected and a group was found, or the reverse
     version_mismatch = 16,   ///< zarr_format is not 2 or 3, or does not match the document kind
+    no_consolidated_metadata = 17, ///< consolidated_mode::always on a group without consolidated metadata
 };
 
 enum class codec_errc : int

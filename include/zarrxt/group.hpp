@@ -34,8 +34,9 @@ public:
     const json& attributes() const noexcept { return m_meta.attributes; }
     void set_attributes(json attributes);
 
-    /// Child arrays and groups, sorted by name (keys without node metadata are skipped).
-    std::vector<child> children() const;
+    /// Child arrays and groups, sorted by name (keys without node metadata are skipped). A store
+    /// that cannot list answers through its consolidated metadata (open_consolidated).
+    std::vector<child> children() const requires listable_store<Store>;
 
     Store& store() noexcept { return m_store; }
 
@@ -138,6 +139,7 @@ void group<Store>::set_attributes(json attributes)
 
 template <class Store>
 auto group<Store>::children() const -> std::vector<child>
+requires listable_store<Store>
 {
     std::vector<child> out;
     for (const auto& name : m_store.list_dir(m_path))

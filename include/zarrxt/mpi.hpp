@@ -26,6 +26,7 @@
 #pragma once
 
 #include "array.hpp"
+#include "consolidated.hpp"
 #include "detail/odometer.hpp"
 #include "error.hpp"
 #include "group.hpp"
@@ -207,7 +208,8 @@ void read_raw(MPI_Comm comm, const Array& a, const typename Array::region_type& 
 /// The optional final step: wait for every rank, then rank 0 writes consolidated metadata for
 /// the group at `group_path` and everything below it (v2: `.zmetadata` as zarr-python 2 writes
 /// it; v3: the root zarr.json's `consolidated_metadata` member, kind "inline", as zarr-python 3
-/// and zarrita read it). zarrxt itself reads nodes from their own metadata and ignores both.
+/// and zarrita read it), with zarrxt::consolidate (consolidated.hpp). zarrxt reads it through
+/// open_consolidated; plain opens read nodes from their own metadata.
 template <class Store>
 void consolidate_metadata(MPI_Comm comm, Store& store, std::string_view group_path = "");
 
@@ -1399,103 +1401,6 @@ void read_raw(MPI_Comm comm, const Array& a, const typename Array::region_type& 
  * consolidated metadata    *
  ****************************/
 
-namespace detail
-{
-
-template <class Store>
-std::optional<json> read_json(const Store& store, const std::string& key)
-{
-    auto bytes = zarrxt::get(store, key);
-    if (!bytes)
-    {
-        return std::nullopt;
-    }
-    const auto* p = reinterpret_cast<const char*>(bytes->data());
-    json j = json::parse(p, p + bytes->size(), nullptr, false);
-    if (j.is_discarded())
-    {
-        metadata_error e(metadata_errc::malformed_json, "consolidate_metadata: not valid JSON");
-        e.with_key(key);
-        throw e;
-    }
-    return j;
-}
-
-template <class Store>
-void write_json(Store& store, const std::string& key, const json& j)
-{
-    const std::string text = j.dump(4);
-    store.set(key, byte_view(reinterpret_cast<const std::byte*>(text.data()), text.size()));
-}
-
-/// Every node below `root` (depth first, sorted by name), as (path relative to root, kind).
-template <class Store>
-void collect_nodes(const Store& store, const std::string& root, const std::string& rel,
-                   std::vector<std::pair<std::string, node_kind>>& out)
-{
-    for (const auto& c : zarrxt::group<Store>::open(store, join_key(root, rel)).children())
-    {
-        const std::string child = join_key(rel, c.name);
-        out.emplace_back(child, c.kind);
-        if (c.kind == node_kind::group)
-        {
-            collect_nodes(store, root, child, out);
-        }
-    }
-}
-
-template <class Store>
-void consolidate(Store& store, const std::string& root)
-{
-    const auto top = zarrxt::group<Store>::open(store, root);
-    std::vector<std::pair<std::string, node_kind>> nodes;
-    collect_nodes(store, root, "", nodes);
-    if (top.zarr_format() == 2)
-    {
-        json meta = json::object();
-        auto add = [&](const std::string& rel, const char* name)
-        {
-            const std::string k = join_key(rel, name);
-            if (auto j = read_json(store, join_key(root, k)))
-            {
-                meta[k] = std::move(*j);
-            }
-        };
-        add("", ".zgroup");
-        add("", ".zattrs");
-        for (const auto& [rel, kind] : nodes)
-        {
-            add(rel, kind == node_kind::array ? ".zarray" : ".zgroup");
-            add(rel, ".zattrs");
-        }
-        json doc = json::object();
-        doc["metadata"] = std::move(meta);
-        doc["zarr_consolidated_format"] = 1;
-        write_json(store, join_key(root, ".zmetadata"), doc);
-        return;
-    }
-    json inner = json::object();
-    for (const auto& [rel, kind] : nodes)
-    {
-        auto j = read_json(store, join_key(join_key(root, rel), "zarr.json"));
-        if (j)
-        {
-            j->erase("consolidated_metadata");
-            inner[rel] = std::move(*j);
-        }
-    }
-    const std::string key = join_key(root, "zarr.json");
-    json doc = *read_json(store, key);
-    json cm = json::object();
-    cm["kind"] = "inline";
-    cm["must_understand"] = false;
-    cm["metadata"] = std::move(inner);
-    doc["consolidated_metadata"] = std::move(cm);
-    write_json(store, key, doc);
-}
-
-} // namespace detail
-
 template <class Store>
 void consolidate_metadata(MPI_Comm comm, Store& store, std::string_view group_path)
 {
@@ -1508,7 +1413,7 @@ void consolidate_metadata(MPI_Comm comm, Store& store, std::string_view group_pa
     {
         if (detail::comm_rank(comm) == 0)
         {
-            detail::consolidate(store, root);
+            zarrxt::consolidate(store, root);
         }
     }
     catch (...)

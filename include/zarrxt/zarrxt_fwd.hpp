@@ -23,6 +23,8 @@ template <class S>
 class counting_store;
 template <class S>
 class latency_store;
+template <class S>
+class consolidated_store;
 
 class no_index_cache;
 struct any_index_cache;

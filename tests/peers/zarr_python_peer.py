@@ -11,6 +11,9 @@ numcodecs 0.11:
                                             arrays inside) into DIR/arrays, described in the
                                             manifest as well (see `groups` below)
     zarr_python_peer.py verify-groups DIR   check a hierarchy zarrxt wrote from such a manifest
+    zarr_python_peer.py consolidate DIR     zarr.consolidate_metadata of the hierarchy in DIR/arrays
+    zarr_python_peer.py verify-consolidated DIR   verify-groups through zarr.open_consolidated
+                                            alone (the test removes every node's own metadata)
     zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
 
 Both directions share one manifest format, DIR/manifest.json:
@@ -376,12 +379,13 @@ def write_matrix(out_dir, cases=None, writer="zarr-python " + zarr.__version__):
 # ---------------------------------------------------------------------------------- verifier
 
 
-def verify_one(root, e):
-    """Problems found with one array zarrxt wrote (an empty list when it is right)."""
+def verify_one(root, e, z=None):
+    """Problems found with one array zarrxt wrote (an empty list when it is right); `z` is the
+    array already opened (through consolidated metadata), else it is opened from its path."""
     problems = []
     path = os.path.join(root, "arrays", e["name"])
     try:
-        z = zarr.open_array(path, mode="r")
+        z = zarr.open_array(path, mode="r") if z is None else z
     except Exception as exc:  # report, never stop: every array gets a line
         return ["zarr.open_array failed: %r" % exc]
     want = e.get("expect", {})
@@ -551,6 +555,51 @@ def verify_groups(root):
     return 1 if failed or not manifest["groups"] else 0
 
 
+def consolidate(root):
+    zarr.consolidate_metadata(os.path.join(root, "arrays"))
+    print("zarr-python %s consolidated %s" % (zarr.__version__, os.path.join(root, "arrays")))
+    return 0
+
+
+def verify_consolidated(root):
+    """verify_groups, every node reached through zarr.open_consolidated (its .zmetadata) only."""
+    with open(os.path.join(root, "manifest.json")) as f:
+        manifest = json.load(f)
+    try:
+        top = zarr.open_consolidated(os.path.join(root, "arrays"), mode="r")
+    except Exception as exc:
+        print("FAIL zarr.open_consolidated: %r" % exc)
+        return 1
+    failed = 0
+    for g in manifest["groups"]:
+        problems = []
+        try:
+            grp = top[g["path"]] if g["path"] else top
+            if grp.attrs.asdict() != g["attributes"]:
+                problems.append("attributes %r, expected %r" % (grp.attrs.asdict(), g["attributes"]))
+            if sorted(grp.group_keys()) != g["groups"]:
+                problems.append("child groups %s, expected %s" % (sorted(grp.group_keys()), g["groups"]))
+            if sorted(grp.array_keys()) != g["arrays"]:
+                problems.append("child arrays %s, expected %s" % (sorted(grp.array_keys()), g["arrays"]))
+        except Exception as exc:
+            problems.append("group unreadable through consolidated metadata: %r" % exc)
+        failed += 1 if problems else 0
+        print(("FAIL group %r: %s" % (g["path"], "; ".join(problems))) if problems else "ok   group %r" % g["path"])
+    for e in manifest["arrays"]:
+        try:
+            z = top[e["name"]]
+            problems = verify_one(root, e, z)
+            if z.attrs.asdict() != e["attributes"]:
+                problems.append("attributes %r, expected %r" % (z.attrs.asdict(), e["attributes"]))
+        except Exception as exc:
+            problems = ["array unreadable through consolidated metadata: %r" % exc]
+        failed += 1 if problems else 0
+        print(("FAIL array %s: %s" % (e["name"], "; ".join(problems))) if problems else "ok   array %s" % e["name"])
+    print("zarr-python %s verified through open_consolidated %d groups and %d arrays written by %s: %d failed"
+          % (zarr.__version__, len(manifest["groups"]), len(manifest["arrays"]), manifest.get("writer", "?"), failed))
+    return 1 if failed or not manifest["groups"] else 0
+
+
 def selftest():
     """A few formula values, so a reader can compare implementations by eye."""
     for dtype, _, _ in DTYPES:
@@ -573,6 +622,10 @@ def main(argv):
         return write_groups(argv[2])
     if len(argv) == 3 and argv[1] == "verify-groups":
         return verify_groups(argv[2])
+    if len(argv) == 3 and argv[1] == "consolidate":
+        return consolidate(argv[2])
+    if len(argv) == 3 and argv[1] == "verify-consolidated":
+        return verify_consolidated(argv[2])
     if len(argv) == 2 and argv[1] == "selftest":
         selftest()
         return 0
