@@ -5,11 +5,12 @@
 //   zarrxt consolidate PATH [--check]
 //   zarrxt help [COMMAND]            zarrxt COMMAND --help         zarrxt --version
 //
-// PATH is the directory of an array or a group. Exit status: 0 success, 1 a data error (a Zarr
-// error, whose id and context go to stderr, an I/O error, or problems found by verify), 2 a usage
-// error. docs/tool.md is the manual; `help COMMAND` prints each command's page.
+// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://). Exit status: 0
+// success, 1 a data error (a Zarr error, whose id and context go to stderr, an I/O error, or problems found
+// by verify), 2 a usage error. docs/tool.md is the manual; `help COMMAND` prints each command's page.
 #include "sha256.hpp"
 
+#include <zarrxt/store/open_store.hpp>
 #include <zarrxt/zarrxt.hpp>
 
 #include <sys/ioctl.h>
@@ -30,7 +31,7 @@
 
 namespace zx = zarrxt;
 namespace fs = std::filesystem;
-using store_t = zx::filesystem_store;
+using store_t = zx::any_store; // a directory, file://, http(s):// or s3:// (zarrxt::open_store)
 
 namespace
 {
@@ -102,7 +103,8 @@ std::string clock_text(double seconds)
     }
     else
     {
-        std::snprintf(buf, sizeof buf, "%u:%02u", static_cast<unsigned>(s / 60), static_cast<unsigned>(s % 60));
+        std::snprintf(buf, sizeof buf, "%u:%02u", static_cast<unsigned>(s / 60),
+                      static_cast<unsigned>(s % 60));
     }
     return buf;
 }
@@ -234,10 +236,12 @@ private:
     {
         m_last_draw = now;
         const double elapsed = std::chrono::duration<double>(now - m_start).count();
-        const double fraction = m_total == 0 ? 1.0 : std::min(1.0, static_cast<double>(m_done) / static_cast<double>(m_total));
+        const double fraction =
+            m_total == 0 ? 1.0 : std::min(1.0, static_cast<double>(m_done) / static_cast<double>(m_total));
         const double rate = elapsed > 0 ? static_cast<double>(m_done) / elapsed : 0.0;
-        std::string tail = " " + std::to_string(static_cast<int>(fraction * 100.0)) + "% " + human_size(m_done) + " / "
-                           + human_size(m_total) + " " + human_size(static_cast<std::uint64_t>(rate)) + "/s ";
+        std::string tail = " " + std::to_string(static_cast<int>(fraction * 100.0)) + "% " +
+                           human_size(m_done) + " / " + human_size(m_total) + " " +
+                           human_size(static_cast<std::uint64_t>(rate)) + "/s ";
         if (final)
         {
             tail += "in " + clock_text(elapsed);
@@ -264,8 +268,9 @@ private:
         }
         const int bar = std::clamp(room - static_cast<int>(label.size()), 10, 30);
         const int filled = static_cast<int>(fraction * bar);
-        std::string line = "\r" + label + (label.empty() ? "" : " ") + "[" + std::string(static_cast<std::size_t>(filled), '#')
-                           + std::string(static_cast<std::size_t>(bar - filled), '.') + "]" + tail + "\033[K";
+        std::string line = "\r" + label + (label.empty() ? "" : " ") + "[" +
+                           std::string(static_cast<std::size_t>(filled), '#') +
+                           std::string(static_cast<std::size_t>(bar - filled), '.') + "]" + tail + "\033[K";
         std::fputs(line.c_str(), stderr);
         std::fflush(stderr);
         m_drawn = true;
@@ -320,7 +325,10 @@ public:
         }
     }
 
-    bool flag(const std::string& f) const { return std::find(m_flags.begin(), m_flags.end(), f) != m_flags.end(); }
+    bool flag(const std::string& f) const
+    {
+        return std::find(m_flags.begin(), m_flags.end(), f) != m_flags.end();
+    }
     std::optional<std::string> value(const std::string& o) const
     {
         auto it = m_values.find(o);
@@ -331,7 +339,8 @@ public:
     {
         if (m_positional.size() != n)
         {
-            throw usage_error(std::string(m_positional.size() < n ? "missing " : "too many arguments; expected ") + names);
+            throw usage_error(
+                std::string(m_positional.size() < n ? "missing " : "too many arguments; expected ") + names);
         }
     }
 
@@ -368,32 +377,62 @@ std::vector<std::uint64_t> parse_list(const std::string& s, const char* what)
 
 // ---------------------------------------------------------------------------------------- arrays
 
-/// The store holding PATH as its root node.
+/// The store holding PATH (a directory or a URL) as its root node. A store that cannot list (an
+/// HTTP server) is read through its consolidated metadata when it has some, so that groups list.
 store_t store_for(const std::string& path)
 {
-    if (!fs::is_directory(path))
+    if (zx::is_remote_url(path))
+    {
+        store_t s = zx::open_store(path);
+        if (!s.listable())
+        {
+            auto c = zx::open_consolidated(s, "", zx::consolidated_mode::automatic);
+            return store_t(std::move(c), s.describe());
+        }
+        return s;
+    }
+    const std::string dir =
+        zx::store_scheme(path) == "file" && path.rfind("file://", 0) == 0 ? path.substr(7) : path;
+    if (!fs::is_directory(dir))
     {
         throw zx::array_error(zx::array_errc::node_not_found, "no such directory: " + path);
     }
-    return store_t(path);
+    return zx::open_store(path);
+}
+
+/// The store a command writes to: a directory (made when missing) or a writable URL (s3://).
+store_t output_store_for(const std::string& path)
+{
+    if (!zx::is_remote_url(path))
+    {
+        fs::create_directories(path.rfind("file://", 0) == 0 ? path.substr(7) : path);
+    }
+    return zx::open_store(path);
 }
 
 bool is_metadata_key(const std::string& key)
 {
     const std::string base = key.substr(key.rfind('/') == std::string::npos ? 0 : key.rfind('/') + 1);
-    return base == "zarr.json" || base == ".zarray" || base == ".zattrs" || base == ".zgroup" || base == ".zmetadata";
+    return base == "zarr.json" || base == ".zarray" || base == ".zattrs" || base == ".zgroup" ||
+           base == ".zmetadata";
 }
 
 struct stored_size
 {
     std::uint64_t bytes = 0;   ///< chunks and shards, metadata excluded
     std::uint64_t objects = 0; ///< how many chunks (or shards) are stored
+    bool known = true;         ///< false: the store cannot list, so nothing was counted
 };
 
 /// What the array at `path` (an array holds no other nodes) stores besides its metadata.
 stored_size stored_of(const store_t& s, const std::string& path)
 {
     stored_size out;
+    if (!s.listable())
+    {
+        out.known = false; // an HTTP server without a listing: the chunks cannot be counted
+        return out;
+    }
     for (const auto& key : s.list(path))
     {
         if (is_metadata_key(key))
@@ -462,53 +501,57 @@ void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab,
 std::string format_value(zx::dtype_id id, const std::byte* p)
 {
     char buf[96];
-    auto get = [&](auto v) {
+    auto get = [&](auto v)
+    {
         std::memcpy(&v, p, sizeof(v));
         return v;
     };
     switch (id)
     {
-    case zx::dtype_id::bool_:
-        return get(std::uint8_t{}) ? "true" : "false";
-    case zx::dtype_id::int8:
-        return std::to_string(get(std::int8_t{}));
-    case zx::dtype_id::int16:
-        return std::to_string(get(std::int16_t{}));
-    case zx::dtype_id::int32:
-        return std::to_string(get(std::int32_t{}));
-    case zx::dtype_id::int64:
-        return std::to_string(get(std::int64_t{}));
-    case zx::dtype_id::uint8:
-        return std::to_string(get(std::uint8_t{}));
-    case zx::dtype_id::uint16:
-        return std::to_string(get(std::uint16_t{}));
-    case zx::dtype_id::uint32:
-        return std::to_string(get(std::uint32_t{}));
-    case zx::dtype_id::uint64:
-        return std::to_string(get(std::uint64_t{}));
-    case zx::dtype_id::float16:
-        std::snprintf(buf, sizeof buf, "%.5g", static_cast<double>(static_cast<float>(zx::detail::half_from_bits(get(std::uint16_t{})))));
-        return buf;
-    case zx::dtype_id::float32:
-        std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(get(float{})));
-        return buf;
-    case zx::dtype_id::float64:
-        std::snprintf(buf, sizeof buf, "%.17g", get(double{}));
-        return buf;
-    case zx::dtype_id::complex64:
-    {
-        float c[2];
-        std::memcpy(c, p, 8);
-        std::snprintf(buf, sizeof buf, "%.9g%+.9gj", static_cast<double>(c[0]), static_cast<double>(c[1]));
-        return buf;
-    }
-    case zx::dtype_id::complex128:
-    {
-        double c[2];
-        std::memcpy(c, p, 16);
-        std::snprintf(buf, sizeof buf, "%.17g%+.17gj", c[0], c[1]);
-        return buf;
-    }
+        case zx::dtype_id::bool_:
+            return get(std::uint8_t{}) ? "true" : "false";
+        case zx::dtype_id::int8:
+            return std::to_string(get(std::int8_t{}));
+        case zx::dtype_id::int16:
+            return std::to_string(get(std::int16_t{}));
+        case zx::dtype_id::int32:
+            return std::to_string(get(std::int32_t{}));
+        case zx::dtype_id::int64:
+            return std::to_string(get(std::int64_t{}));
+        case zx::dtype_id::uint8:
+            return std::to_string(get(std::uint8_t{}));
+        case zx::dtype_id::uint16:
+            return std::to_string(get(std::uint16_t{}));
+        case zx::dtype_id::uint32:
+            return std::to_string(get(std::uint32_t{}));
+        case zx::dtype_id::uint64:
+            return std::to_string(get(std::uint64_t{}));
+        case zx::dtype_id::float16:
+            std::snprintf(
+                buf, sizeof buf, "%.5g",
+                static_cast<double>(static_cast<float>(zx::detail::half_from_bits(get(std::uint16_t{})))));
+            return buf;
+        case zx::dtype_id::float32:
+            std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(get(float{})));
+            return buf;
+        case zx::dtype_id::float64:
+            std::snprintf(buf, sizeof buf, "%.17g", get(double{}));
+            return buf;
+        case zx::dtype_id::complex64:
+        {
+            float c[2];
+            std::memcpy(c, p, 8);
+            std::snprintf(buf, sizeof buf, "%.9g%+.9gj", static_cast<double>(c[0]),
+                          static_cast<double>(c[1]));
+            return buf;
+        }
+        case zx::dtype_id::complex128:
+        {
+            double c[2];
+            std::memcpy(c, p, 16);
+            std::snprintf(buf, sizeof buf, "%.17g%+.17gj", c[0], c[1]);
+            return buf;
+        }
     }
     return "?";
 }
@@ -531,11 +574,12 @@ int cmd_info(const std::vector<std::string>& argv)
     if (node->kind == zx::node_kind::group)
     {
         auto g = zx::group<store_t>::open(s, "");
-        std::cout << "node: group\nzarr_format: " << g.zarr_format() << "\nattributes: " << g.attributes().dump()
-                  << "\nchildren:\n";
+        std::cout << "node: group\nzarr_format: " << g.zarr_format()
+                  << "\nattributes: " << g.attributes().dump() << "\nchildren:\n";
         for (const auto& c : g.children())
         {
-            std::cout << "  " << c.name << " (" << (c.kind == zx::node_kind::array ? "array" : "group") << ")\n";
+            std::cout << "  " << c.name << " (" << (c.kind == zx::node_kind::array ? "array" : "group")
+                      << ")\n";
         }
         return exit_ok;
     }
@@ -552,8 +596,8 @@ int cmd_info(const std::vector<std::string>& argv)
         std::cout << "shards: " << join(m.chunk_shape) << "\n";
         std::cout << "inner chunks: " << join(sh->inner_chunk_shape().to_vector()) << "\n";
         const auto cfg = sh->configuration();
-        std::cout << "shard index: " << (sh->index_at_end() ? "end" : "start") << ", " << sh->index_encoded_size()
-                  << " bytes, codecs " << cfg["index_codecs"].dump() << "\n";
+        std::cout << "shard index: " << (sh->index_at_end() ? "end" : "start") << ", "
+                  << sh->index_encoded_size() << " bytes, codecs " << cfg["index_codecs"].dump() << "\n";
         std::cout << "inner codecs: " << cfg["codecs"].dump() << "\n";
     }
     else
@@ -576,7 +620,9 @@ int cmd_info(const std::vector<std::string>& argv)
     std::cout << "\n";
     const auto& enc = m.key_encoding;
     std::cout << "chunk_key_encoding: "
-              << (m.zarr_format == 2 ? "v2 (zarr v2)" : enc.encoding == zx::chunk_key_encoding::kind::default_ ? "default" : "v2")
+              << (m.zarr_format == 2                                       ? "v2 (zarr v2)"
+                  : enc.encoding == zx::chunk_key_encoding::kind::default_ ? "default"
+                                                                           : "v2")
               << " \"" << enc.separator << "\"\n";
     if (m.dimension_names)
     {
@@ -596,9 +642,17 @@ int cmd_info(const std::vector<std::string>& argv)
     const stored_size stored = stored_of(s, "");
     const std::uint64_t raw = raw_bytes_of(m);
     std::cout << "raw_bytes: " << raw << " (" << human_size(raw) << ")\n";
-    std::cout << "stored_bytes: " << stored.bytes << " (" << human_size(stored.bytes) << ")\n";
-    std::cout << "ratio: " << ratio_text(raw, stored.bytes) << "\n";
-    std::cout << (a.chain().any_sharding() ? "shards_stored: " : "chunks_stored: ") << stored.objects << " of "
+    if (stored.known)
+    {
+        std::cout << "stored_bytes: " << stored.bytes << " (" << human_size(stored.bytes) << ")\n";
+        std::cout << "ratio: " << ratio_text(raw, stored.bytes) << "\n";
+    }
+    else
+    {
+        std::cout << "stored_bytes: unknown (the store cannot list its chunks)\nratio: -\n";
+    }
+    std::cout << (a.chain().any_sharding() ? "shards_stored: " : "chunks_stored: ")
+              << (stored.known ? std::to_string(stored.objects) : std::string("unknown")) << " of "
               << product(m.grid_shape()) << "\n";
     std::cout << "attributes: " << m.attributes.dump() << "\n";
     return exit_ok;
@@ -620,7 +674,8 @@ std::string array_line(const store_t& s, const std::string& path, tree_totals& t
 {
     auto a = zx::open_any(s, path);
     const auto& m = a.metadata();
-    std::string line = "array v" + std::to_string(m.zarr_format) + "  " + std::string(zx::name(m.dtype)) + " " + join(m.shape);
+    std::string line = "array v" + std::to_string(m.zarr_format) + "  " + std::string(zx::name(m.dtype)) +
+                       " " + join(m.shape);
     zx::json codecs = zx::json::array();
     for (const auto& c : a.codecs())
     {
@@ -630,8 +685,8 @@ std::string array_line(const store_t& s, const std::string& path, tree_totals& t
     {
         const auto cfg = sh->configuration();
         line += "  shards " + join(m.chunk_shape) + " of chunks " + join(sh->inner_chunk_shape().to_vector());
-        line += "  codecs " + codecs_text(cfg["codecs"]) + " index " + codecs_text(cfg["index_codecs"]) + " at "
-                + (sh->index_at_end() ? "end" : "start");
+        line += "  codecs " + codecs_text(cfg["codecs"]) + " index " + codecs_text(cfg["index_codecs"]) +
+                " at " + (sh->index_at_end() ? "end" : "start");
     }
     else
     {
@@ -639,7 +694,9 @@ std::string array_line(const store_t& s, const std::string& path, tree_totals& t
     }
     const stored_size stored = stored_of(s, path);
     const std::uint64_t raw = raw_bytes_of(m);
-    line += "  stored " + human_size(stored.bytes) + " of " + human_size(raw) + ", ratio " + ratio_text(raw, stored.bytes);
+    line += stored.known ? "  stored " + human_size(stored.bytes) + " of " + human_size(raw) + ", ratio " +
+                               ratio_text(raw, stored.bytes)
+                         : "  " + human_size(raw) + ", stored size unknown";
     ++t.arrays;
     t.raw += raw;
     t.stored += stored.bytes;
@@ -653,7 +710,7 @@ std::vector<std::string> child_names(const store_t& s, const std::string& path)
     std::vector<std::string> out;
     for (const auto& name : s.list_dir(path))
     {
-        if (is_metadata_key(name) || store_t::is_internal_name(name))
+        if (is_metadata_key(name) || zx::filesystem_store::is_internal_name(name))
         {
             continue;
         }
@@ -665,7 +722,7 @@ std::vector<std::string> child_names(const store_t& s, const std::string& path)
         {
             continue; // a name no key can have is not a child
         }
-        if (fs::is_directory(s.root() / fs::path(zx::join_key(path, name))))
+        if (!s.stat(zx::join_key(path, name))) // an object is not a node; a prefix may be one
         {
             out.push_back(name);
         }
@@ -735,9 +792,9 @@ int cmd_tree(const std::vector<std::string>& argv)
     store_t s = store_for(path);
     tree_totals t;
     tree_node(s, "", path, "", "", t);
-    std::cout << t.arrays << (t.arrays == 1 ? " array, " : " arrays, ") << t.groups << (t.groups == 1 ? " group" : " groups")
-              << ", stored " << human_size(t.stored) << " of " << human_size(t.raw) << ", ratio "
-              << ratio_text(t.raw, t.stored);
+    std::cout << t.arrays << (t.arrays == 1 ? " array, " : " arrays, ") << t.groups
+              << (t.groups == 1 ? " group" : " groups") << ", stored " << human_size(t.stored) << " of "
+              << human_size(t.raw) << ", ratio " << ratio_text(t.raw, t.stored);
     if (t.errors != 0)
     {
         std::cout << ", " << t.errors << (t.errors == 1 ? " node" : " nodes") << " unreadable";
@@ -758,13 +815,16 @@ int cmd_hash(const std::vector<std::string>& argv)
     const std::size_t width = zx::info(a.dtype()).size;
     const std::size_t word = zx::info(a.dtype()).word;
     const std::uint64_t rows = a.shape().empty() ? 1 : a.chunk_shape()[0];
-    for_each_slab(a, rows, [&](std::byte* p, std::uint64_t n) {
-        if (zx::native_endian != zx::endian::little)
-        {
-            zx::detail::byteswap_in_place(p, n * width, word); // the convention is little-endian
-        }
-        h.update(p, static_cast<std::size_t>(n * width));
-    });
+    for_each_slab(a, rows,
+                  [&](std::byte* p, std::uint64_t n)
+                  {
+                      if (zx::native_endian != zx::endian::little)
+                      {
+                          zx::detail::byteswap_in_place(p, n * width,
+                                                        word); // the convention is little-endian
+                      }
+                      h.update(p, static_cast<std::size_t>(n * width));
+                  });
     std::cout << zarrxt_tool::sha256::hex(h.finish(), 16) << "\n";
     return exit_ok;
 }
@@ -782,7 +842,8 @@ int cmd_cat(const std::vector<std::string>& argv)
     std::vector<std::uint64_t> ext = shape;
     if (const auto region_text = args.value("--region"))
     {
-        const std::string need = "--region needs START:STOP for each of the " + std::to_string(shape.size()) + " axes";
+        const std::string need =
+            "--region needs START:STOP for each of the " + std::to_string(shape.size()) + " axes";
         std::stringstream ss(*region_text);
         std::string item;
         std::size_t d = 0;
@@ -801,7 +862,8 @@ int cmd_cat(const std::vector<std::string>& argv)
             }
             if (e[0] > shape[d])
             {
-                throw usage_error("region axis " + std::to_string(d) + " (" + item + ") ends past the shape " + join(shape));
+                throw usage_error("region axis " + std::to_string(d) + " (" + item +
+                                  ") ends past the shape " + join(shape));
             }
             off[d] = b[0];
             ext[d] = e[0] - b[0];
@@ -858,7 +920,8 @@ zx::codec_spec parse_codec(const std::string& text)
     {
         parts.push_back(p);
     }
-    auto level = [&](std::size_t i, int def) {
+    auto level = [&](std::size_t i, int def)
+    {
         if (parts.size() <= i)
         {
             return def;
@@ -889,7 +952,8 @@ zx::codec_spec parse_codec(const std::string& text)
     if (parts[0] == "lzma")
     {
         const zx::json preset = parts.size() > 1 ? zx::json(level(1, 6)) : zx::json(nullptr);
-        return zx::codec_spec("numcodecs.lzma", {{"format", 1}, {"check", -1}, {"preset", preset}, {"filters", nullptr}});
+        return zx::codec_spec("numcodecs.lzma",
+                              {{"format", 1}, {"check", -1}, {"preset", preset}, {"filters", nullptr}});
     }
     if (parts[0] == "zstd")
     {
@@ -898,14 +962,17 @@ zx::codec_spec parse_codec(const std::string& text)
     if (parts[0] == "blosc")
     {
         const std::string cname = parts.size() > 1 ? parts[1] : "lz4";
-        return zx::codec_spec("blosc", {{"cname", cname}, {"clevel", level(2, 5)}, {"shuffle", "shuffle"}, {"blocksize", 0}});
+        return zx::codec_spec(
+            "blosc", {{"cname", cname}, {"clevel", level(2, 5)}, {"shuffle", "shuffle"}, {"blocksize", 0}});
     }
-    throw usage_error("unknown codec \"" + text + "\" (gzip:L, zlib:L, zstd:L, blosc:CNAME:L, bz2:L, lzma:PRESET or none)");
+    throw usage_error("unknown codec \"" + text +
+                      "\" (gzip:L, zlib:L, zstd:L, blosc:CNAME:L, bz2:L, lzma:PRESET or none)");
 }
 
 int cmd_convert(const std::vector<std::string>& argv)
 {
-    arguments args(argv, {"--overwrite", "--no-progress"}, {"--zarr-format", "--chunks", "--shards", "--codec"});
+    arguments args(argv, {"--overwrite", "--no-progress"},
+                   {"--zarr-format", "--chunks", "--shards", "--codec"});
     args.expect_positional(2, "SRC and DST");
     const std::string src_path = args.positional()[0];
     const std::string dst_path = args.positional()[1];
@@ -947,7 +1014,8 @@ int cmd_convert(const std::vector<std::string>& argv)
     }
     if (chunks.empty())
     {
-        chunks = src.chain().any_sharding() ? src.chain().any_sharding()->inner_chunk_shape().to_vector() : m.chunk_shape;
+        chunks = src.chain().any_sharding() ? src.chain().any_sharding()->inner_chunk_shape().to_vector()
+                                            : m.chunk_shape;
     }
     if (chunks.size() != m.rank() || (!shards.empty() && shards.size() != m.rank()))
     {
@@ -964,7 +1032,8 @@ int cmd_convert(const std::vector<std::string>& argv)
         {
             for (const auto& c : sh->configuration()["codecs"])
             {
-                specs.emplace_back(c["name"].get<std::string>(), c.value("configuration", zx::json::object()));
+                specs.emplace_back(c["name"].get<std::string>(),
+                                   c.value("configuration", zx::json::object()));
             }
         }
         else
@@ -973,7 +1042,8 @@ int cmd_convert(const std::vector<std::string>& argv)
         }
         for (const auto& c : specs)
         {
-            if (c.name == "bytes" || c.name == "transpose" || c.name == "sharding_indexed" || c.name == "crc32c")
+            if (c.name == "bytes" || c.name == "transpose" || c.name == "sharding_indexed" ||
+                c.name == "crc32c")
             {
                 continue;
             }
@@ -994,8 +1064,7 @@ int cmd_convert(const std::vector<std::string>& argv)
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
     // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
     const zx::json fill = zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
-    fs::create_directories(dst_path);
-    store_t dst_store(dst_path);
+    store_t dst_store = output_store_for(dst_path);
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
     if (format == 3)
     {
@@ -1046,27 +1115,31 @@ int cmd_convert(const std::vector<std::string>& argv)
     // Copy in slabs of whole destination chunk rows along axis 0: no read-modify-write.
     const std::uint64_t rows = m.shape.empty() ? 1 : dst.chunk_shape()[0];
     const std::size_t width = zx::info(m.dtype).size;
-    const std::uint64_t row_elems = m.shape.empty() ? 1 : product(m.shape) / std::max<std::uint64_t>(1, m.shape[0]);
+    const std::uint64_t row_elems =
+        m.shape.empty() ? 1 : product(m.shape) / std::max<std::uint64_t>(1, m.shape[0]);
     progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "convert", raw_bytes_of(m));
     std::uint64_t r0 = 0;
-    for_each_slab(src, rows, [&](std::byte* p, std::uint64_t n) {
-        if (m.shape.empty())
-        {
-            dst.write_bytes({}, {}, p);
-        }
-        else
-        {
-            std::vector<std::uint64_t> off(m.rank(), 0);
-            std::vector<std::uint64_t> ext = m.shape;
-            off[0] = r0;
-            ext[0] = n / std::max<std::uint64_t>(1, row_elems);
-            dst.write_bytes(off, ext, p);
-            r0 += ext[0];
-        }
-        bar.advance(n * width);
-    });
+    for_each_slab(src, rows,
+                  [&](std::byte* p, std::uint64_t n)
+                  {
+                      if (m.shape.empty())
+                      {
+                          dst.write_bytes({}, {}, p);
+                      }
+                      else
+                      {
+                          std::vector<std::uint64_t> off(m.rank(), 0);
+                          std::vector<std::uint64_t> ext = m.shape;
+                          off[0] = r0;
+                          ext[0] = n / std::max<std::uint64_t>(1, row_elems);
+                          dst.write_bytes(off, ext, p);
+                          r0 += ext[0];
+                      }
+                      bar.advance(n * width);
+                  });
     bar.finish();
-    std::cout << "converted " << src_path << " (v" << m.zarr_format << ") to " << dst_path << " (v" << format << ")\n";
+    std::cout << "converted " << src_path << " (v" << m.zarr_format << ") to " << dst_path << " (v" << format
+              << ")\n";
     return exit_ok;
 }
 
@@ -1096,8 +1169,8 @@ std::string where_of(const std::string& path)
 }
 
 /// Every array under `path` that opens; each node that does not is reported as a problem.
-void collect_arrays(const store_t& s, const std::string& path, std::vector<std::pair<std::string, zx::any_array<store_t>>>& out,
-                    verify_state& t)
+void collect_arrays(const store_t& s, const std::string& path,
+                    std::vector<std::pair<std::string, zx::any_array<store_t>>>& out, verify_state& t)
 {
     const auto lv = zx::limit_values::from(zx::default_limits{});
     try
@@ -1163,7 +1236,8 @@ void verify_array(const std::string& path, const zx::any_array<store_t>& a, veri
             std::string where = p.key;
             if (p.range)
             {
-                where += " bytes " + std::to_string(p.range->offset) + ".." + std::to_string(p.range->offset + p.range->length);
+                where += " bytes " + std::to_string(p.range->offset) + ".." +
+                         std::to_string(p.range->offset + p.range->length);
             }
             report_problem(where, p.message, t);
         }
@@ -1204,9 +1278,12 @@ int cmd_verify(const std::vector<std::string>& argv)
     // Temporary files of interrupted writers are never read as data; report (and remove) them.
     std::uint64_t temps = 0;
     std::vector<fs::path> found;
-    for (auto it = fs::recursive_directory_iterator(path); it != fs::recursive_directory_iterator(); ++it)
+    for (auto it = zx::is_remote_url(path) ? fs::recursive_directory_iterator()
+                                           : fs::recursive_directory_iterator(path);
+         it != fs::recursive_directory_iterator(); ++it)
     {
-        if (it->is_regular_file() && store_t::is_temp_name(it->path().filename().string()))
+        // Remote stores have no temporary objects (a PUT is atomic; http is read-only).
+        if (it->is_regular_file() && zx::filesystem_store::is_temp_name(it->path().filename().string()))
         {
             found.push_back(it->path());
         }
@@ -1265,10 +1342,12 @@ int cmd_consolidate(const std::vector<std::string>& argv)
     arguments args(argv, {"--check"}, {});
     args.expect_positional(1, "PATH");
     const std::string& path = args.positional()[0];
-    if (path.find("://") != std::string::npos)
+    const std::string scheme = zx::store_scheme(path);
+    if (scheme == "http" || scheme == "https")
     {
-        throw usage_error("consolidate works on a local directory (an HTTP server is read-only and cannot be "
-                          "listed: consolidate the hierarchy before publishing it)");
+        throw usage_error(
+            "consolidate works on a directory or an s3:// URL (an HTTP server is read-only and cannot "
+            "be listed: consolidate the hierarchy before publishing it)");
     }
     store_t s = store_for(path);
     const auto lv = zx::limit_values::from(zx::default_limits{});
@@ -1352,7 +1431,9 @@ index ("[2, 5:9] ..."). --region takes START:STOP (STOP excluded) for every axis
 --region 0:10,5:7; without it the whole array is printed.
 )",
      cmd_cat},
-    {"convert", "SRC DST [--zarr-format 2|3] [--chunks N,...] [--shards N,...] [--codec C] [--overwrite] [--no-progress]",
+    {"convert",
+     "SRC DST [--zarr-format 2|3] [--chunks N,...] [--shards N,...] [--codec C] [--overwrite] "
+     "[--no-progress]",
      "copy an array into another format, chunking, sharding or codec",
      R"(Writes the array SRC as a new array DST, keeping dtype, shape, fill value, attributes and (v3)
 dimension names (v2 _ARRAY_DIMENSIONS <-> v3 dimension_names), array filters, and every value.
@@ -1412,12 +1493,21 @@ void print_overview(std::ostream& out)
     {
         out << "  " << c.name << std::string(13 - std::strlen(c.name), ' ') << c.summary << "\n";
     }
-    out << "\nPATH is the directory of a Zarr array or group (v2 or v3).\n\n" << exit_status_text;
+    out << "\nPATH is the directory of a Zarr array or group (v2 or v3), or its URL: file:///..., "
+           "http(s)://...\n"
+           "(read-only; groups list through consolidated metadata) or s3://bucket/prefix (credentials, "
+           "region and\n"
+           "endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, "
+           "AWS_ENDPOINT_URL).\n\n"
+        << exit_status_text;
 }
 
 void print_command_help(const command& c, std::ostream& out)
 {
-    out << "usage: zarrxt " << c.name << " " << c.synopsis << "\n\n" << c.summary << ".\n\n" << c.details << "\n" << exit_status_text;
+    out << "usage: zarrxt " << c.name << " " << c.synopsis << "\n\n"
+        << c.summary << ".\n\n"
+        << c.details << "\n"
+        << exit_status_text;
 }
 
 int cmd_help(const std::vector<std::string>& argv)
@@ -1468,7 +1558,8 @@ int main(int argc, char** argv)
             throw usage_error("unknown command \"" + args[0] + "\"");
         }
         std::vector<std::string> rest(args.begin() + 1, args.end());
-        if (std::find(rest.begin(), rest.end(), "--help") != rest.end() || std::find(rest.begin(), rest.end(), "-h") != rest.end())
+        if (std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
+            std::find(rest.begin(), rest.end(), "-h") != rest.end())
         {
             print_command_help(*cmd, std::cout);
             return exit_ok;
@@ -1480,7 +1571,8 @@ int main(int argc, char** argv)
         std::cerr << "zarrxt: " << e.what() << "\n";
         if (cmd != nullptr && std::strcmp(cmd->name, "help") != 0)
         {
-            std::cerr << "usage: zarrxt " << cmd->name << " " << cmd->synopsis << "   (zarrxt help " << cmd->name << ")\n";
+            std::cerr << "usage: zarrxt " << cmd->name << " " << cmd->synopsis << "   (zarrxt help "
+                      << cmd->name << ")\n";
         }
         else
         {

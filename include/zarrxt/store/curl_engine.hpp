@@ -110,7 +110,8 @@ struct aws_signing
 };
 
 /// The SHA-256 of no bytes (the payload hash of a GET, HEAD or DELETE).
-inline constexpr const char* empty_payload_sha256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+inline constexpr const char* empty_payload_sha256 =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 /// The checked answer to one request.
 struct http_response
@@ -216,17 +217,17 @@ private:
     std::chrono::steady_clock::time_point first_start{};
     std::chrono::steady_clock::time_point not_before{};
     // Per attempt:
-    long status = 0;            // of the last status line seen
-    std::string content_range;  // of the final answer
+    long status = 0;           // of the last status line seen
+    std::string content_range; // of the final answer
     std::optional<std::uint64_t> content_length;
     std::uint64_t position = 0; // body bytes seen so far (of what the server sends)
     bool sliced = false;        // a 200 answered a range request
     bool stopped_early = false; // the sliced range was complete before the body ended
     bool over_cap = false;
-    std::uint64_t over_cap_at = 0; // the body size that would have passed the cap
+    std::uint64_t over_cap_at = 0;                       // the body size that would have passed the cap
     std::optional<std::uint64_t> misserved_suffix_total; // a 206 to a suffix with another range
-    std::uint64_t keep_begin = 0, keep_end = 0; // a sliced range, in the server's body
-    std::string error_body;                     // the first bytes of an error answer
+    std::uint64_t keep_begin = 0, keep_end = 0;          // a sliced range, in the server's body
+    std::string error_body;                              // the first bytes of an error answer
     char curl_error[CURL_ERROR_SIZE] = {};
 
     void reset_attempt()
@@ -326,8 +327,8 @@ inline void ensure_curl_global_init()
     static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
     if (rc != CURLE_OK)
     {
-        throw store_error(store_errc::remote, std::string("libcurl could not be initialised: ") +
-                                                  curl_easy_strerror(rc));
+        throw store_error(store_errc::remote,
+                          std::string("libcurl could not be initialised: ") + curl_easy_strerror(rc));
     }
 }
 
@@ -422,7 +423,8 @@ inline http_response curl_engine::wait(const ticket& t)
         {
             if (q->not_before > now)
             {
-                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(q->not_before - now).count();
+                const auto ms =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(q->not_before - now).count();
                 timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long long>(1, ms)));
             }
             else
@@ -505,7 +507,8 @@ inline void curl_engine::start(const ticket& tp)
         t.easy = curl_easy_init();
         if (t.easy == nullptr)
         {
-            fail(t, std::make_exception_ptr(store_error(store_errc::remote, "libcurl: curl_easy_init failed")));
+            fail(t,
+                 std::make_exception_ptr(store_error(store_errc::remote, "libcurl: curl_easy_init failed")));
             return;
         }
     }
@@ -543,37 +546,39 @@ inline void curl_engine::start(const ticket& tp)
     t.headers = nullptr;
     switch (t.req.what)
     {
-    case http_request::kind::head:
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-        break;
-    case http_request::kind::put:
-    {
-        // POSTFIELDS under the PUT method: the body is in memory (sent again on a retry, hashed
-        // by the signer). No `Expect: 100-continue` round trip before it where that can be helped.
-        static const char nothing = 0;
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.req.upload.size()));
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, t.req.upload.empty() ? &nothing : reinterpret_cast<const char*>(t.req.upload.data()));
-        t.headers = curl_slist_append(t.headers, "Content-Type: application/octet-stream");
-        if (!m_signing)
+        case http_request::kind::head:
+            curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+            break;
+        case http_request::kind::put:
         {
-            // libcurl 7.88's signer would sign an "expect" header it then does not send.
-            t.headers = curl_slist_append(t.headers, "Expect:");
+            // POSTFIELDS under the PUT method: the body is in memory (sent again on a retry, hashed
+            // by the signer). No `Expect: 100-continue` round trip before it where that can be helped.
+            static const char nothing = 0;
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.req.upload.size()));
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS,
+                             t.req.upload.empty() ? &nothing
+                                                  : reinterpret_cast<const char*>(t.req.upload.data()));
+            t.headers = curl_slist_append(t.headers, "Content-Type: application/octet-stream");
+            if (!m_signing)
+            {
+                // libcurl 7.88's signer would sign an "expect" header it then does not send.
+                t.headers = curl_slist_append(t.headers, "Expect:");
+            }
+            break;
         }
-        break;
-    }
-    case http_request::kind::erase:
-        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
-        break;
-    case http_request::kind::range:
-        range = std::to_string(t.req.begin) + "-" +
-                (t.req.end == UINT64_MAX ? std::string() : std::to_string(t.req.end - 1));
-        break;
-    case http_request::kind::suffix:
-        range = "-" + std::to_string(t.req.suffix);
-        break;
-    case http_request::kind::whole:
-        break;
+        case http_request::kind::erase:
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "DELETE");
+            break;
+        case http_request::kind::range:
+            range = std::to_string(t.req.begin) + "-" +
+                    (t.req.end == UINT64_MAX ? std::string() : std::to_string(t.req.end - 1));
+            break;
+        case http_request::kind::suffix:
+            range = "-" + std::to_string(t.req.suffix);
+            break;
+        case http_request::kind::whole:
+            break;
     }
     if (!range.empty())
     {
@@ -593,11 +598,13 @@ inline void curl_engine::start(const ticket& tp)
         curl_easy_setopt(e, CURLOPT_AWS_SIGV4, m_sigv4_provider.c_str());
         curl_easy_setopt(e, CURLOPT_USERNAME, m_signing->access_key_id.c_str());
         curl_easy_setopt(e, CURLOPT_PASSWORD, m_signing->secret_access_key.c_str());
-        const std::string& hash = t.req.payload_sha256.empty() ? std::string(empty_payload_sha256) : t.req.payload_sha256;
+        const std::string& hash =
+            t.req.payload_sha256.empty() ? std::string(empty_payload_sha256) : t.req.payload_sha256;
         t.headers = curl_slist_append(t.headers, ("x-amz-content-sha256: " + hash).c_str());
         if (!m_signing->session_token.empty())
         {
-            t.headers = curl_slist_append(t.headers, ("x-amz-security-token: " + m_signing->session_token).c_str());
+            t.headers =
+                curl_slist_append(t.headers, ("x-amz-security-token: " + m_signing->session_token).c_str());
         }
     }
     if (!t.req.if_match.empty())
@@ -610,7 +617,8 @@ inline void curl_engine::start(const ticket& tp)
     }
     if (curl_multi_add_handle(m_multi, e) != CURLM_OK)
     {
-        fail(t, std::make_exception_ptr(store_error(store_errc::remote, "libcurl: curl_multi_add_handle failed")));
+        fail(t, std::make_exception_ptr(
+                    store_error(store_errc::remote, "libcurl: curl_multi_add_handle failed")));
         return;
     }
     m_active.push_back(tp);
@@ -643,7 +651,8 @@ inline std::size_t curl_engine::on_header(char* data, std::size_t size, std::siz
         return size * n;
     }
     std::string name(line.substr(0, colon));
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
     {
@@ -693,11 +702,12 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
     }
     if (t.status == 206 && t.req.what == http_request::kind::suffix && t.position == 0 && t.res.body.empty())
     {
-        // Some servers (s3rver among them) answer `bytes=-n` with the first bytes instead of the
-        // last. When the answer says the object's size, the right range is asked for instead.
+        // Some servers (s3rver among them) read `bytes=-n` as `bytes=0-n`: they answer with the
+        // first n + 1 bytes and the object's size. That exact answer is re-asked as the explicit
+        // range of the last n bytes; any other range is a lie the checks below refuse (store.5).
         const auto cr = http_detail::parse_content_range(t.content_range);
-        if (cr && cr->has_range && cr->total &&
-            (cr->first != *cr->total - std::min(*cr->total, t.req.suffix) || cr->last + 1 != *cr->total))
+        if (cr && cr->has_range && cr->total && cr->first == 0 && cr->last == t.req.suffix &&
+            cr->last + 1 < *cr->total)
         {
             t.misserved_suffix_total = *cr->total;
             return 0;
@@ -733,7 +743,8 @@ inline std::size_t curl_engine::on_body(char* data, std::size_t size, std::size_
         const std::uint64_t e = std::min(t.position, t.keep_end);
         if (e > b)
         {
-            t.res.body.append(byte_view(reinterpret_cast<const std::byte*>(data) + (b - at), static_cast<std::size_t>(e - b)));
+            t.res.body.append(byte_view(reinterpret_cast<const std::byte*>(data) + (b - at),
+                                        static_cast<std::size_t>(e - b)));
         }
         if (t.req.what == http_request::kind::suffix && t.keep_end == UINT64_MAX &&
             t.res.body.size() > 2 * t.req.suffix + (64u << 10))
@@ -773,8 +784,8 @@ inline bool curl_engine::retry(transfer& t)
         return false;
     }
     // Exponential backoff with full jitter: a random wait in [0, min(cap, base * 2^k)].
-    const auto ceiling = std::min<long long>(m_opt.retry_cap.count(),
-                                             m_opt.retry_base.count() << std::min(t.attempt - 1, 20));
+    const auto ceiling =
+        std::min<long long>(m_opt.retry_cap.count(), m_opt.retry_base.count() << std::min(t.attempt - 1, 20));
     std::uniform_int_distribution<long long> pick(0, std::max<long long>(0, ceiling));
     const auto wait = std::chrono::milliseconds(pick(m_jitter));
     if (now + wait > t.first_start + m_opt.deadline)
@@ -808,7 +819,6 @@ inline void curl_engine::complete(transfer& t)
     t.done = true;
     release(t);
 }
-
 
 inline void curl_engine::finish(const ticket& tp, CURLcode code)
 {
@@ -879,8 +889,9 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
         std::string why = std::string("HTTP request failed: ") +
                           (t.curl_error[0] != '\0' ? t.curl_error : curl_easy_strerror(code));
         const bool transient = code == CURLE_COULDNT_CONNECT || code == CURLE_OPERATION_TIMEDOUT ||
-                               code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_GOT_NOTHING ||
-                               code == CURLE_PARTIAL_FILE || code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM ||
+                               code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR ||
+                               code == CURLE_GOT_NOTHING || code == CURLE_PARTIAL_FILE ||
+                               code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM ||
                                code == CURLE_COULDNT_RESOLVE_HOST || code == CURLE_SSL_CONNECT_ERROR;
         if (transient && requeue())
         {
@@ -931,7 +942,8 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
     if (st == 401 || st == 403)
     {
         // An S3 server says why in an XML <Error> (Code, Message): its start is in the message.
-        std::string why = "HTTP " + std::to_string(st) + " (the server refused the credentials or the signature)";
+        std::string why =
+            "HTTP " + std::to_string(st) + " (the server refused the credentials or the signature)";
         if (!t.error_body.empty())
         {
             why += ": " + snippet_of_error();
