@@ -1,9 +1,13 @@
 // The README's code, compiled and run (nlohmann's unit-readme idea: the README cannot rot). The
 // blocks between the markers below are the README's ```cpp blocks, line for line: the first test
 // case compares them with README.md, so neither can change without the other.
+#include "support/http_servers.hpp"
 #include "support/test_support.hpp"
 
 #include <zarrxt/zarrxt.hpp>
+#if ZARRXT_HAS_CURL
+#include <zarrxt/store/http.hpp> // block 3 includes it again, where the README shows it
+#endif
 
 #include <xtensor/xview.hpp>
 
@@ -143,8 +147,8 @@ TEST_CASE("the README's code blocks are the ones compiled here")
     REQUIRE_MESSAGE(!root.empty(), "ZARRXT_SOURCE_DIR is set by tests/meson.build");
     const auto readme = readme_blocks(zxtest::read_file(root + "/README.md"));
     const auto here = marked_blocks(zxtest::read_file(root + "/tests/test_readme.cpp"));
-    REQUIRE(readme.size() == 2);
-    REQUIRE(here.size() == 2);
+    REQUIRE(readme.size() == 3);
+    REQUIRE(here.size() == 3);
     for (std::size_t i = 0; i < readme.size(); ++i)
     {
         CAPTURE(i);
@@ -219,6 +223,25 @@ TEST_CASE("README example")
             CHECK(field["compressor"] == zx::json{{"id", "zlib"}, {"level", 1}});
             CHECK(field["chunks"] == zx::json{100, 100});
             CHECK(field["dtype"] == "<f8");
+#if ZARRXT_HAS_CURL
+            // The remote example, against nginx serving the directory block 1 wrote.
+            zxtest::nginx_server nginx(dir.path());
+            if (!nginx.ok())
+            {
+                std::filesystem::current_path(cwd);
+                ZX_SKIP_PEER(nginx.problem());
+            }
+            const std::string url = nginx.url("volume.zarr");
+            // clang-format off
+            // --- README block 3 begins
+            #include <zarrxt/store/http.hpp>                       // url: "https://example.org/data/volume.zarr"
+            zarrxt::http_store web{url};
+            auto remote = zarrxt::open<float, 3>(web, "raw");
+            auto tile = remote.read({{0, 64, 128}, {16, 64, 64}});
+            // --- README block 3 ends
+            // clang-format on
+            CHECK(tile == doubled);
+#endif
         }
     }
     std::filesystem::current_path(cwd);

@@ -91,10 +91,11 @@ public:
     };
 
     /// Holds a copy of `s` (copies of the any_store share it, as copies of a store share its state).
+    /// (The any_store check comes first: store_policy<any_store> asks whether any_store is
+    /// copyable, which would consider this constructor again.)
     template <class S>
-    requires store_policy<S> &&
-        (!std::same_as<std::remove_cvref_t<S>, any_store>)explicit any_store(S s,
-                                                                             std::string description = {});
+    requires(!std::same_as<std::remove_cvref_t<S>, any_store>) && store_policy<S>
+    explicit any_store(S s, std::string description = {});
 
     std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
     {
@@ -388,8 +389,8 @@ private:
 } // namespace detail
 
 template <class S>
-requires store_policy<S> &&
-    (!std::same_as<std::remove_cvref_t<S>, any_store>)any_store::any_store(S s, std::string description)
+requires(!std::same_as<std::remove_cvref_t<S>, any_store>) && store_policy<S>
+any_store::any_store(S s, std::string description)
     : m_s(std::make_shared<detail::held_store<S>>(std::move(s), description.empty() ? std::string("(a store)")
                                                                                     : std::move(description)))
 {
