@@ -6,9 +6,9 @@
 #include "http_servers.hpp"
 #include "test_support.hpp"
 
+#include <xtensor/xview.hpp>
 #include <zarrxt/store/http.hpp>
 #include <zarrxt/zarrxt.hpp>
-#include <xtensor/xview.hpp>
 
 #include <bit>
 #include <chrono>
@@ -59,13 +59,13 @@ void expect_store(F&& f, const char* id, const char* key, const char* mention = 
     }
 }
 
-#define ZX_REQUIRE_NGINX(server)                                                                              \
-    do                                                                                                        \
-    {                                                                                                         \
-        if (!(server).ok())                                                                                   \
-        {                                                                                                     \
-            ZX_SKIP_PEER((server).problem());                                                                 \
-        }                                                                                                     \
+#define ZX_REQUIRE_NGINX(server)                                                                             \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (!(server).ok())                                                                                  \
+        {                                                                                                    \
+            ZX_SKIP_PEER((server).problem());                                                                \
+        }                                                                                                    \
     } while (0)
 
 /// The array's elements, C order, little-endian, as the corpus digests hash them.
@@ -240,7 +240,8 @@ TEST_SUITE("remote")
             h->read_to(zx::byte_range::of(0, 10), UINT64_MAX, out);
             CHECK(text_of(out) == data.substr(0, 10));
             zxtest::write_file(root.path() / "a" / "obj", data + "longer"); // a new size: a new ETag
-            expect_store([&] { h->read_to(zx::byte_range::of(10, 10), UINT64_MAX, out); }, "zarrxt.store.6", "a/obj");
+            expect_store([&] { h->read_to(zx::byte_range::of(10, 10), UINT64_MAX, out); }, "zarrxt.store.6",
+                         "a/obj");
             const auto fresh = s.stat("a/obj");
             REQUIRE(fresh);
             CHECK(fresh->generation != gen);
@@ -281,7 +282,8 @@ TEST_SUITE("remote")
         const zx::http_store s(nginx.url("unavailable"), o);
         zx::buffer out;
         const auto t0 = std::chrono::steady_clock::now();
-        expect_store([&] { s.read_to("obj", zx::byte_range::all(), UINT64_MAX, out); }, "zarrxt.store.4", "obj", "HTTP 503");
+        expect_store([&] { s.read_to("obj", zx::byte_range::all(), UINT64_MAX, out); }, "zarrxt.store.4",
+                     "obj", "HTTP 503");
         CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
         try
         {
@@ -296,7 +298,8 @@ TEST_SUITE("remote")
         // Nothing listens: connection refused, retried, then store.4.
         const int port = zxtest::free_loopback_port();
         const zx::http_store nowhere("http://127.0.0.1:" + std::to_string(port), o);
-        expect_store([&] { nowhere.read_to("k", zx::byte_range::all(), UINT64_MAX, out); }, "zarrxt.store.4", "k");
+        expect_store([&] { nowhere.read_to("k", zx::byte_range::all(), UINT64_MAX, out); }, "zarrxt.store.4",
+                     "k");
         // Credentials in the URL never appear in errors.
         const zx::http_store secret("http://user:hunter2@127.0.0.1:" + std::to_string(port), o);
         try
@@ -320,27 +323,32 @@ TEST_SUITE("remote")
             zxtest::canned_server srv({"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-9/100\r\n"
                                        "Content-Length: 10\r\nConnection: close\r\n\r\n0123456789"});
             const zx::http_store s(srv.url(""), o);
-            expect_store([&] { s.read_to("k", zx::byte_range::of(20, 10), UINT64_MAX, out); }, "zarrxt.store.5", "k", "does not answer the range requested");
+            expect_store([&] { s.read_to("k", zx::byte_range::of(20, 10), UINT64_MAX, out); },
+                         "zarrxt.store.5", "k", "does not answer the range requested");
         }
         SUBCASE("a body shorter than its Content-Range")
         {
             zxtest::canned_server srv({"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 20-29/100\r\n"
                                        "Content-Length: 4\r\nConnection: close\r\n\r\n0123"});
             const zx::http_store s(srv.url(""), o);
-            expect_store([&] { s.read_to("k", zx::byte_range::of(20, 10), UINT64_MAX, out); }, "zarrxt.store.5", "k", "promised 10");
+            expect_store([&] { s.read_to("k", zx::byte_range::of(20, 10), UINT64_MAX, out); },
+                         "zarrxt.store.5", "k", "promised 10");
         }
         SUBCASE("a connection cut before the promised length: retried, then store.4")
         {
-            zxtest::canned_server srv({"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort"});
+            zxtest::canned_server srv(
+                {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort"});
             const zx::http_store s(srv.url(""), o);
-            expect_store([&] { s.read_to("k", zx::byte_range::all(), UINT64_MAX, out); }, "zarrxt.store.4", "k");
+            expect_store([&] { s.read_to("k", zx::byte_range::all(), UINT64_MAX, out); }, "zarrxt.store.4",
+                         "k");
             CHECK(srv.requests() == 3);
         }
         SUBCASE("429, then 503, then the answer: the right bytes")
         {
-            zxtest::canned_server srv({"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                                       "HTTP/1.1 503 Slow Down\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                                       "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfresh"});
+            zxtest::canned_server srv(
+                {"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                 "HTTP/1.1 503 Slow Down\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                 "HTTP/1.1 200 OK\r\nETag: \"v1\"\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfresh"});
             const zx::http_store s(srv.url(""), o);
             const auto info = s.read_to("k", zx::byte_range::all(), UINT64_MAX, out);
             REQUIRE(info);
@@ -356,7 +364,8 @@ TEST_SUITE("remote")
             const zx::http_store s(srv.url(""), o);
             auto h = s.open_object("k");
             REQUIRE(h);
-            expect_store([&] { h->read_to(zx::byte_range::of(0, 10), UINT64_MAX, out); }, "zarrxt.store.6", "k");
+            expect_store([&] { h->read_to(zx::byte_range::of(0, 10), UINT64_MAX, out); }, "zarrxt.store.6",
+                         "k");
             const auto got = srv.received();
             REQUIRE(got.size() == 2);
             CHECK(got[0].rfind("HEAD /k ", 0) == 0);
@@ -370,28 +379,37 @@ TEST_SUITE("remote")
         zxtest::temp_dir root("zarrxt-http");
         {
             zx::filesystem_store fs{root.path().string()};
-            auto v3 = zx::create<std::uint16_t, 2>(fs, "v3", zx::v3_options{.shape = {100, 90}, .chunk_shape = {16, 32}});
+            auto v3 = zx::create<std::uint16_t, 2>(
+                fs, "v3", zx::v3_options{.shape = {100, 90}, .chunk_shape = {16, 32}});
             auto sh = zx::create<std::int32_t, 2>(
                 fs, "sharded",
-                zx::v3_options{.shape = {64, 64},
-                               .chunk_shape = {32, 32},
-                               .codecs = {zx::sharded({8, 8}, {zx::codec_spec("bytes", {{"endian", "little"}}),
-                                                               zx::codec_spec("zstd")})}});
-            auto raw = zx::create<float, 2>(fs, "raw",
-                                            zx::v3_options{.shape = {50, 40},
-                                                           .chunk_shape = {25, 40},
-                                                           .codecs = {zx::codec_spec("bytes", {{"endian", "big"}})}});
-            auto v2 = zx::create<double, 2>(
-                fs, "v2", zx::v2_options{.shape = {30, 30}, .chunks = {7, 9}, .compressor = zx::codec_spec("zlib", {{"level", 1}})});
+                zx::v3_options{
+                    .shape = {64, 64},
+                    .chunk_shape = {32, 32},
+                    .codecs = {zx::sharded(
+                        {8, 8}, {zx::codec_spec("bytes", {{"endian", "little"}}), zx::codec_spec("zstd")})}});
+            auto raw = zx::create<float, 2>(
+                fs, "raw",
+                zx::v3_options{.shape = {50, 40},
+                               .chunk_shape = {25, 40},
+                               .codecs = {zx::codec_spec("bytes", {{"endian", "big"}})}});
+            auto v2 =
+                zx::create<double, 2>(fs, "v2",
+                                      zx::v2_options{.shape = {30, 30},
+                                                     .chunks = {7, 9},
+                                                     .compressor = zx::codec_spec("zlib", {{"level", 1}})});
             xt::xtensor<std::uint16_t, 2> a = xt::xtensor<std::uint16_t, 2>::from_shape({100, 90});
             for (std::size_t i = 0; i < a.size(); ++i)
             {
                 a.data()[i] = static_cast<std::uint16_t>(i * 31 % 65521);
             }
             v3.write({{0, 0}, {100, 90}}, a);
-            sh.write({{0, 0}, {64, 64}}, xt::cast<std::int32_t>(xt::view(a, xt::range(0, 64), xt::range(0, 64))) - 700);
-            raw.write({{0, 0}, {50, 40}}, xt::cast<float>(xt::view(a, xt::range(0, 50), xt::range(0, 40))) * 0.5f);
-            v2.write({{0, 0}, {30, 30}}, xt::cast<double>(xt::view(a, xt::range(0, 30), xt::range(0, 30))) / 3.0);
+            sh.write({{0, 0}, {64, 64}},
+                     xt::cast<std::int32_t>(xt::view(a, xt::range(0, 64), xt::range(0, 64))) - 700);
+            raw.write({{0, 0}, {50, 40}},
+                      xt::cast<float>(xt::view(a, xt::range(0, 50), xt::range(0, 40))) * 0.5f);
+            v2.write({{0, 0}, {30, 30}},
+                     xt::cast<double>(xt::view(a, xt::range(0, 30), xt::range(0, 30))) / 3.0);
         }
         zxtest::nginx_server nginx(root.path());
         ZX_REQUIRE_NGINX(nginx);
@@ -705,5 +723,43 @@ TEST_SUITE("remote")
         // Without consolidated metadata there is nothing to list from.
         const auto plain = zx::open_consolidated(v2, "", zx::consolidated_mode::never);
         ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.7", "/", names(plain, ""));
+    }
+
+    TEST_CASE("a read of many compressed chunks keeps their GETs in flight together (prefetch_objects)")
+    {
+        zxtest::temp_dir root("zarrxt-http");
+        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
+        for (std::size_t i = 0; i < a.size(); ++i)
+        {
+            a.data()[i] = static_cast<std::int32_t>(i * 7919 % 100003);
+        }
+        {
+            zx::filesystem_store fs{root.path().string()};
+            auto arr = zx::create<std::int32_t, 2>(
+                fs, "many", zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}});
+            arr.write({{0, 0}, {128, 96}}, a);
+            // A band of chunks left out: their 404s are fill values, also when prefetched.
+            arr.write({{0, 0}, {16, 96}}, xt::xtensor<std::int32_t, 2>(xt::zeros<std::int32_t>({16, 96})));
+            xt::view(a, xt::range(0, 16), xt::all()) = 0;
+        }
+        zxtest::nginx_server nginx(root.path());
+        ZX_REQUIRE_NGINX(nginx);
+        const zx::http_store s(nginx.url(), quick_options());
+        auto arr = zx::open<std::int32_t, 2>(s, "many"); // inline executor: one worker
+        const auto before = s.requests_started();
+        CHECK(arr.read() == a);
+        // 64 chunk GETs (8 of them 404s), each sent once, many in flight although one thread read.
+        CHECK(s.requests_started() - before == 64);
+        CHECK(s.peak_in_flight() >= 16);
+        CHECK(s.prefetched_pending() == 0);
+        // A region: only its chunks are fetched.
+        const auto before_region = s.requests_started();
+        CHECK(arr.read({{20, 30}, {40, 30}}) ==
+              xt::xtensor<std::int32_t, 2>(xt::view(a, xt::range(20, 60), xt::range(30, 60))));
+        CHECK(s.requests_started() - before_region == 3 * 3);
+        // A read that fails midway (a corrupt chunk) leaves nothing announced behind.
+        zxtest::write_file(root.path() / "many/c/5/3", "not zstd");
+        zxtest::expect_error<zx::codec_error>([&] { (void)arr.read(); }, "zarrxt.codec.1", "many/c/5/3");
+        CHECK(s.prefetched_pending() == 0);
     }
 }

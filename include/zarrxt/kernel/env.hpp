@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ public:
     /// `max_whole` caps the whole-object read of a store without object handles.
     virtual void write_object(std::string key, std::uint64_t max_whole,
                               zarrxt::detail::function_ref<void(object_io&)> f) = 0;
+    /// Whether the store starts whole-object reads ahead (object_prefetching_store).
+    virtual bool prefetches_objects() const noexcept = 0;
+    /// Announce the objects about to be read whole; drop what was not read.
+    virtual void prefetch_objects(std::span<const std::string> keys, std::uint64_t max_bytes) const = 0;
+    virtual void cancel_prefetch(std::span<const std::string> keys) const = 0;
 
 protected:
     ~store_access() = default;
@@ -78,6 +84,32 @@ public:
         {
             // array<...>::write requires array_writable_store: a read-only store never gets here.
             throw array_error(array_errc::invalid_argument, "the store of this array is read-only");
+        }
+    }
+
+    bool prefetches_objects() const noexcept override
+    {
+        if constexpr (requires { m_store.prefetches_objects(); })
+        {
+            return m_store.prefetches_objects(); // a store that knows only at run time (any_store)
+        }
+        else
+        {
+            return object_prefetching_store<Store>;
+        }
+    }
+    void prefetch_objects(std::span<const std::string> keys, std::uint64_t max_bytes) const override
+    {
+        if constexpr (object_prefetching_store<Store>)
+        {
+            m_store.prefetch_objects(keys, max_bytes);
+        }
+    }
+    void cancel_prefetch(std::span<const std::string> keys) const override
+    {
+        if constexpr (object_prefetching_store<Store>)
+        {
+            m_store.cancel_prefetch(keys);
         }
     }
 

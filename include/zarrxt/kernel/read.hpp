@@ -15,8 +15,10 @@
 #include "io.hpp"
 #include "scatter.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -75,15 +77,16 @@ public:
         for (std::size_t d = N; d-- > 0;)
         {
             const std::uint64_t a = m_origin[d] + origin[d];
-            if (a < m_reg.offset[d] || a + shape[d] > m_reg.offset[d] + m_reg.extent[d]
-                || (shape[d] != 1 && m_out_strides[d] != expect))
+            if (a < m_reg.offset[d] || a + shape[d] > m_reg.offset[d] + m_reg.extent[d] ||
+                (shape[d] != 1 && m_out_strides[d] != expect))
             {
                 return {};
             }
             expect *= static_cast<std::int64_t>(shape[d]);
             dst_off += static_cast<std::int64_t>(a - m_reg.offset[d]) * m_out_strides[d];
         }
-        return {m_out + dst_off * static_cast<std::int64_t>(m_width), static_cast<std::size_t>(expect) * m_width};
+        return {m_out + dst_off * static_cast<std::int64_t>(m_width),
+                static_cast<std::size_t>(expect) * m_width};
     }
 
     void placed(mutable_byte_view v) override
@@ -288,17 +291,65 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     }
 
     // Many objects: one task each, its batches read in turn.
-    env.exec.bulk(
-        range.count(),
-        [&](std::size_t i, std::size_t worker)
+    auto read_chunk = [&](std::size_t i, std::size_t worker)
+    {
+        const dims origin = origin_of(i);
+        region_sink<N> sink = sink_of(origin);
+        read_context ctx = context(worker);
+        env.store.read_object(
+            key_of(i), [&](range_reader& reader)
+            { codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx); });
+    };
+    if (chain.partial_decoder() != nullptr || !env.store.prefetches_objects() || range.count() < 2)
+    {
+        env.exec.bulk(range.count(), read_chunk);
+        return;
+    }
+    // Whole objects from a store that fetches ahead (many requests in flight): the chunks are
+    // announced a window at the time, the next window while the current one is read, so that the
+    // workers wait for their own chunk only. A window holds what the operation's budget for bytes
+    // in flight allows, counting each chunk at its decoded size (compressed ones are smaller).
+    std::uint64_t chunk_bytes = width;
+    for (const auto e : m.chunk_shape)
+    {
+        chunk_bytes *= std::max<std::uint64_t>(1, e);
+    }
+    const std::size_t window = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(env.limits.max_bytes_in_flight / (2 * chunk_bytes), 2 * workers, 4096));
+    const std::size_t count = range.count();
+    auto keys_of = [&](std::size_t begin)
+    {
+        std::vector<std::string> keys;
+        for (std::size_t i = begin; i < std::min(count, begin + window); ++i)
         {
-            const dims origin = origin_of(i);
-            region_sink<N> sink = sink_of(origin);
-            read_context ctx = context(worker);
-            env.store.read_object(
-                key_of(i), [&](range_reader& reader)
-                { codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx); });
-        });
+            keys.push_back(key_of(i));
+        }
+        return keys;
+    };
+    std::vector<std::string> current = keys_of(0);
+    std::vector<std::string> next;
+    // Whatever was announced and not read (an error midway) is dropped before returning.
+    struct cancel_guard
+    {
+        const store_access& store;
+        std::vector<std::string>& a;
+        std::vector<std::string>& b;
+        ~cancel_guard()
+        {
+            store.cancel_prefetch(a);
+            store.cancel_prefetch(b);
+        }
+    } guard{env.store, current, next};
+    env.store.prefetch_objects(current, env.limits.max_chunk_bytes);
+    for (std::size_t begin = 0; begin < count; begin += window)
+    {
+        next = begin + window < count ? keys_of(begin + window) : std::vector<std::string>{};
+        env.store.prefetch_objects(next, env.limits.max_chunk_bytes);
+        const std::size_t n = std::min(window, count - begin);
+        env.exec.bulk(n, [&](std::size_t k, std::size_t worker) { read_chunk(begin + k, worker); });
+        env.store.cancel_prefetch(current); // normally nothing is left
+        current.swap(next);
+    }
 }
 
 } // namespace zarrxt::kernel

@@ -85,6 +85,9 @@ public:
         virtual std::vector<std::string> list(std::string_view prefix) const = 0;
         virtual std::vector<std::string> list_dir(std::string_view prefix) const = 0;
         virtual key_lock lock_key(std::string_view key) const = 0;
+        virtual void prefetch_objects(std::span<const std::string> keys, std::uint64_t max) const = 0;
+        virtual void cancel_prefetch(std::span<const std::string> keys) const = 0;
+        virtual bool prefetches_objects() const noexcept = 0;
         virtual bool writable() const noexcept = 0;
         virtual bool listable() const noexcept = 0;
         virtual std::string describe() const = 0;
@@ -94,8 +97,8 @@ public:
     /// (The any_store check comes first: store_policy<any_store> asks whether any_store is
     /// copyable, which would consider this constructor again.)
     template <class S>
-    requires(!std::same_as<std::remove_cvref_t<S>, any_store>) && store_policy<S>
-    explicit any_store(S s, std::string description = {});
+    requires(!std::same_as<std::remove_cvref_t<S>, any_store>) && store_policy<S> explicit any_store(
+                                                                      S s, std::string description = {});
 
     std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max_bytes) const
     {
@@ -118,6 +121,14 @@ public:
     std::vector<std::string> list(std::string_view prefix) const { return m_s->list(prefix); }
     std::vector<std::string> list_dir(std::string_view prefix) const { return m_s->list_dir(prefix); }
     key_lock lock_key(std::string_view key) const { return m_s->lock_key(key); }
+    /// Forwarded to a held object_prefetching_store (a hint: ignored by the others).
+    void prefetch_objects(std::span<const std::string> keys, std::uint64_t max_bytes) const
+    {
+        m_s->prefetch_objects(keys, max_bytes);
+    }
+    void cancel_prefetch(std::span<const std::string> keys) const { m_s->cancel_prefetch(keys); }
+    /// Whether the held store acts on prefetch_objects (the kernels announce chunks only then).
+    bool prefetches_objects() const noexcept { return m_s->prefetches_objects(); }
 
     /// Whether the held store can write (set, erase) and list.
     bool writable() const noexcept { return m_s->writable(); }
@@ -364,6 +375,21 @@ public:
             return {}; // a store that cannot lock cannot write either: nothing to serialise
         }
     }
+    void prefetch_objects(std::span<const std::string> keys, std::uint64_t max) const override
+    {
+        if constexpr (object_prefetching_store<S>)
+        {
+            m_s.prefetch_objects(keys, max);
+        }
+    }
+    void cancel_prefetch(std::span<const std::string> keys) const override
+    {
+        if constexpr (object_prefetching_store<S>)
+        {
+            m_s.cancel_prefetch(keys);
+        }
+    }
+    bool prefetches_objects() const noexcept override { return object_prefetching_store<S>; }
     bool writable() const noexcept override { return writable_store<S> && erasable_store<S>; }
     bool listable() const noexcept override { return listable_store<S>; }
     std::string describe() const override { return m_description; }
@@ -389,8 +415,8 @@ private:
 } // namespace detail
 
 template <class S>
-requires(!std::same_as<std::remove_cvref_t<S>, any_store>) && store_policy<S>
-any_store::any_store(S s, std::string description)
+requires(!std::same_as<std::remove_cvref_t<S>, any_store>) &&
+    store_policy<S> any_store::any_store(S s, std::string description)
     : m_s(std::make_shared<detail::held_store<S>>(std::move(s), description.empty() ? std::string("(a store)")
                                                                                     : std::move(description)))
 {

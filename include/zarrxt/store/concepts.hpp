@@ -35,7 +35,10 @@ struct byte_range
     bool suffix = false;
 
     static constexpr byte_range all() noexcept { return {}; }
-    static constexpr byte_range of(std::uint64_t offset, std::uint64_t length) noexcept { return {offset, length, false}; }
+    static constexpr byte_range of(std::uint64_t offset, std::uint64_t length) noexcept
+    {
+        return {offset, length, false};
+    }
     static constexpr byte_range last(std::uint64_t length) noexcept { return {0, length, true}; }
 
     bool is_all() const noexcept { return !suffix && offset == 0 && length == to_end; }
@@ -96,21 +99,23 @@ void read_ranges_one_by_one(const Handle& h, std::span<const byte_range> ranges,
 }
 
 template <class S>
-concept readable_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max) {
+concept readable_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max)
+{
     {
         s.read(key, r, max)
-    } -> std::same_as<std::optional<read_result>>;
+        } -> std::same_as<std::optional<read_result>>;
     {
         s.stat(key)
-    } -> std::same_as<std::optional<object_info>>;
+        } -> std::same_as<std::optional<object_info>>;
 };
 
 /// Can store objects: `set` replaces the whole object atomically (readers see old or new).
 template <class S>
-concept writable_store = requires(S& s, std::string_view key, byte_view data) {
+concept writable_store = requires(S& s, std::string_view key, byte_view data)
+{
     {
         s.set(key, data)
-    } -> std::same_as<void>;
+        } -> std::same_as<void>;
 };
 
 /// Can remove objects: `erase` returns whether the key existed.
@@ -131,13 +136,14 @@ concept lockable_store = requires(S& s, std::string_view key)
 
 /// Can enumerate keys under a prefix (groups, whole-array erase, consolidation).
 template <class S>
-concept listable_store = requires(const S& s, std::string_view prefix) {
+concept listable_store = requires(const S& s, std::string_view prefix)
+{
     {
         s.list(prefix)
-    } -> std::same_as<std::vector<std::string>>;
+        } -> std::same_as<std::vector<std::string>>;
     {
         s.list_dir(prefix)
-    } -> std::same_as<std::vector<std::string>>;
+        } -> std::same_as<std::vector<std::string>>;
 };
 
 /// An open object pinned to one generation: every range read through it comes from the same
@@ -197,12 +203,25 @@ concept object_store = requires(const S& s, std::string_view key)
 /// one request (nullopt when the key is absent): a remote store then needs no HEAD before the
 /// first range of an object, and a whole chunk read through a handle costs one request.
 template <class S>
-concept open_reading_store =
-    object_store<S> && requires(const S& s, std::string_view key, byte_range r, std::uint64_t max, buffer& out)
+concept open_reading_store = object_store<S> &&
+    requires(const S& s, std::string_view key, byte_range r, std::uint64_t max, buffer& out)
 {
     {
         s.open_object_and_read(key, r, max, out)
         } -> std::same_as<std::optional<typename S::object_handle>>;
+};
+
+/// Optional: `prefetch_objects(keys, max)` is told, all at once, the objects a reader will read
+/// whole next (the chunks of a region read, in order); a store with many requests in flight starts
+/// them now and answers the later whole reads of those keys (read_to / open_object_and_read of
+/// byte_range::all()) from what arrived, so workers wait for their own chunk only, never one round
+/// trip each in turn. `cancel_prefetch(keys)` drops what was not read (a read that failed midway):
+/// nothing announced outlives the operation. A hint: a store may ignore it.
+template <class S>
+concept object_prefetching_store = requires(const S& s, std::span<const std::string> keys, std::uint64_t max)
+{
+    s.prefetch_objects(keys, max);
+    s.cancel_prefetch(keys);
 };
 
 /// A store whose object handles read straight into caller memory.
@@ -225,18 +244,22 @@ std::optional<object_info> read_to_via_handle(const S& s, std::string_view key, 
 
 /// Optional: read into a caller's reusable buffer (no allocation per chunk once it is large enough).
 template <class S>
-concept buffered_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max, buffer& out) {
+concept buffered_store = requires(const S& s, std::string_view key, byte_range r, std::uint64_t max,
+                                  buffer& out)
+{
     {
         s.read_to(key, r, max, out)
-    } -> std::same_as<std::optional<object_info>>;
+        } -> std::same_as<std::optional<object_info>>;
 };
 
 /// Optional: read straight into caller memory (a raw chunk lands in the destination with one pread).
 template <class S>
-concept direct_store = requires(const S& s, std::string_view key, std::uint64_t offset, mutable_byte_view dest) {
+concept direct_store = requires(const S& s, std::string_view key, std::uint64_t offset,
+                                mutable_byte_view dest)
+{
     {
         s.read_into(key, offset, dest)
-    } -> std::same_as<std::optional<object_info>>;
+        } -> std::same_as<std::optional<object_info>>;
 };
 
 /// A new version of one object being written piece by piece. Nothing is visible under the key
@@ -277,7 +300,8 @@ concept array_writable_store =
 
 /// read() for a store that implements read_to(): the result owns a fresh buffer.
 template <class S>
-std::optional<read_result> read_via_read_to(const S& s, std::string_view key, byte_range r, std::uint64_t max_bytes)
+std::optional<read_result> read_via_read_to(const S& s, std::string_view key, byte_range r,
+                                            std::uint64_t max_bytes)
 {
     read_result res;
     auto info = s.read_to(key, r, max_bytes, res.bytes);
@@ -313,9 +337,15 @@ struct key_lock_table
     static constexpr std::size_t stripes = 256;
     std::mutex m[stripes];
 
-    static std::size_t stripe_of(std::string_view key) noexcept { return std::hash<std::string_view>{}(key) % stripes; }
+    static std::size_t stripe_of(std::string_view key) noexcept
+    {
+        return std::hash<std::string_view>{}(key) % stripes;
+    }
 
-    std::unique_lock<std::mutex> lock(std::string_view key) { return std::unique_lock<std::mutex>(m[stripe_of(key)]); }
+    std::unique_lock<std::mutex> lock(std::string_view key)
+    {
+        return std::unique_lock<std::mutex>(m[stripe_of(key)]);
+    }
 };
 
 } // namespace detail

@@ -195,6 +195,27 @@ public:
     std::optional<object_handle> open_object_and_read(std::string_view key, byte_range r,
                                                       std::uint64_t max_bytes,
                                                       buffer& out) const requires open_reading_store<S>;
+    /// Chunks announced for whole reads go to S (the snapshot's documents are in memory already).
+    void prefetch_objects(std::span<const std::string> keys,
+                          std::uint64_t max_bytes) const requires object_prefetching_store<S>
+    {
+        m_inner.prefetch_objects(keys, max_bytes);
+    }
+    void cancel_prefetch(std::span<const std::string> keys) const requires object_prefetching_store<S>
+    {
+        m_inner.cancel_prefetch(keys);
+    }
+    bool prefetches_objects() const noexcept requires object_prefetching_store<S>
+    {
+        if constexpr (requires { m_inner.prefetches_objects(); })
+        {
+            return m_inner.prefetches_objects();
+        }
+        else
+        {
+            return true;
+        }
+    }
 
     /// Every key below `prefix`: S's keys and the snapshot's. A store S that cannot list cannot
     /// tell its chunk keys, so this is store.7 there.

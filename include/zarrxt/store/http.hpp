@@ -57,7 +57,8 @@ public:
     public:
         object_info info() const noexcept { return m_state->info; }
         void read_to(byte_range r, std::uint64_t max_bytes, buffer& out) const;
-        void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes, std::span<buffer> out) const;
+        void read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
+                         std::span<buffer> out) const;
         /// Starts a request for each range now (they are answered to later read_to calls).
         void prefetch(std::span<const byte_range> ranges) const;
 
@@ -80,16 +81,28 @@ public:
                 }
             }
         };
-        explicit object_handle(std::shared_ptr<state> s) : m_state(std::move(s)) {}
-        detail::http_request request_for(std::uint64_t begin, std::uint64_t end, std::uint64_t max_bytes) const;
+        explicit object_handle(std::shared_ptr<state> s)
+            : m_state(std::move(s))
+        {
+        }
+        detail::http_request request_for(std::uint64_t begin, std::uint64_t end,
+                                         std::uint64_t max_bytes) const;
         void take(detail::http_response res, std::uint64_t begin, std::uint64_t end, buffer& out) const;
         std::shared_ptr<state> m_state;
     };
 
+    /// Starts a whole GET of each key now (object_prefetching_store); the later whole reads of
+    /// those keys take the answers. At most `max_bytes` each.
+    void prefetch_objects(std::span<const std::string> keys, std::uint64_t max_bytes) const;
+    /// Drops the prefetches of `keys` not read yet (their transfers stop).
+    void cancel_prefetch(std::span<const std::string> keys) const;
+    /// Prefetched objects not read yet (tests check that none outlives an operation).
+    std::size_t prefetched_pending() const;
+
     std::optional<object_handle> open_object(std::string_view key) const;
     /// open_object and a first read in one request (no HEAD before the first range).
-    std::optional<object_handle> open_object_and_read(std::string_view key, byte_range r, std::uint64_t max_bytes,
-                                                      buffer& out) const;
+    std::optional<object_handle> open_object_and_read(std::string_view key, byte_range r,
+                                                      std::uint64_t max_bytes, buffer& out) const;
 
     const std::string& base_url() const noexcept { return m_base; }
     /// The URL of `key` (validated and percent-encoded).
@@ -106,8 +119,26 @@ private:
     /// Size and generation from an answer; a HEAD when the answer did not say the size.
     object_info info_of(std::string_view key, const detail::http_response& res) const;
 
+    /// The answer of a prefetched whole GET of `key`, when one was announced (then waited for).
+    std::optional<detail::http_response> take_prefetched(std::string_view key, std::uint64_t max_bytes) const;
+
+    struct prefetched
+    {
+        std::shared_ptr<detail::curl_engine> engine;
+        std::mutex mutex;
+        std::map<std::string, detail::curl_engine::ticket, std::less<>> pending;
+        ~prefetched()
+        {
+            for (auto& [key, t] : pending)
+            {
+                engine->abandon(t);
+            }
+        }
+    };
+
     std::string m_base;
     std::shared_ptr<detail::curl_engine> m_engine;
+    std::shared_ptr<prefetched> m_prefetched;
 };
 
 /******************
@@ -125,8 +156,8 @@ inline std::string percent_encode_key(std::string_view key)
     out.reserve(key.size());
     for (unsigned char c : key)
     {
-        const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-                          c == '.' || c == '_' || c == '~' || c == '/';
+        const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                          c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
         if (keep)
         {
             out += static_cast<char>(c);
@@ -165,7 +196,9 @@ inline http_store::http_store(std::string base_url, http_options options)
 inline http_store::http_store(std::string base_url, std::shared_ptr<detail::curl_engine> engine)
     : m_base(std::move(base_url))
     , m_engine(std::move(engine))
+    , m_prefetched(std::make_shared<prefetched>())
 {
+    m_prefetched->engine = m_engine;
     while (!m_base.empty() && m_base.back() == '/')
     {
         m_base.pop_back();
@@ -184,7 +217,8 @@ inline std::string http_store::url_of(std::string_view key) const
     return m_base + "/" + detail::percent_encode_key(key);
 }
 
-inline detail::http_request http_store::request(std::string_view key, byte_range r, std::uint64_t max_bytes) const
+inline detail::http_request http_store::request(std::string_view key, byte_range r,
+                                                std::uint64_t max_bytes) const
 {
     detail::http_request q;
     q.url = url_of(key);
@@ -253,8 +287,8 @@ inline std::optional<object_info> http_store::stat(std::string_view key) const
     return info_of(key, *res);
 }
 
-inline std::optional<object_info> http_store::read_to(std::string_view key, byte_range r, std::uint64_t max_bytes,
-                                                      buffer& out) const
+inline std::optional<object_info> http_store::read_to(std::string_view key, byte_range r,
+                                                      std::uint64_t max_bytes, buffer& out) const
 {
     if (!r.is_all() && r.length == 0)
     {
@@ -268,7 +302,8 @@ inline std::optional<object_info> http_store::read_to(std::string_view key, byte
         e.with_range(r.offset, r.length);
         throw e;
     }
-    auto res = m_engine->fetch(request(key, r, max_bytes));
+    auto pre = r.is_all() ? take_prefetched(key, max_bytes) : std::nullopt;
+    auto res = pre ? std::move(*pre) : m_engine->fetch(request(key, r, max_bytes));
     if (!res.found)
     {
         return std::nullopt;
@@ -278,7 +313,65 @@ inline std::optional<object_info> http_store::read_to(std::string_view key, byte
     return info;
 }
 
-inline http_store::object_handle http_store::make_handle(std::string_view key, const detail::http_response& res) const
+inline void http_store::prefetch_objects(std::span<const std::string> keys, std::uint64_t max_bytes) const
+{
+    for (const auto& key : keys)
+    {
+        auto q = request(key, byte_range::all(), max_bytes); // validates the key
+        std::lock_guard<std::mutex> g(m_prefetched->mutex);
+        if (m_prefetched->pending.find(key) == m_prefetched->pending.end())
+        {
+            m_prefetched->pending.emplace(key, m_engine->submit(std::move(q)));
+        }
+    }
+}
+
+inline void http_store::cancel_prefetch(std::span<const std::string> keys) const
+{
+    std::lock_guard<std::mutex> g(m_prefetched->mutex);
+    for (const auto& key : keys)
+    {
+        if (auto it = m_prefetched->pending.find(key); it != m_prefetched->pending.end())
+        {
+            m_engine->abandon(it->second);
+            m_prefetched->pending.erase(it);
+        }
+    }
+}
+
+inline std::size_t http_store::prefetched_pending() const
+{
+    std::lock_guard<std::mutex> g(m_prefetched->mutex);
+    return m_prefetched->pending.size();
+}
+
+inline std::optional<detail::http_response> http_store::take_prefetched(std::string_view key,
+                                                                        std::uint64_t max_bytes) const
+{
+    detail::curl_engine::ticket t;
+    {
+        std::lock_guard<std::mutex> g(m_prefetched->mutex);
+        auto it = m_prefetched->pending.find(key);
+        if (it == m_prefetched->pending.end())
+        {
+            return std::nullopt;
+        }
+        t = std::move(it->second);
+        m_prefetched->pending.erase(it);
+    }
+    auto res = m_engine->wait(t);
+    if (res.body.size() > max_bytes)
+    {
+        // Announced with a larger cap than this read allows.
+        limit_exceeded e("max_chunk_bytes", res.body.size(), max_bytes);
+        e.with_key(key);
+        throw e;
+    }
+    return res;
+}
+
+inline http_store::object_handle http_store::make_handle(std::string_view key,
+                                                         const detail::http_response& res) const
 {
     auto s = std::make_shared<object_handle::state>();
     s->engine = m_engine;
@@ -299,7 +392,8 @@ inline std::optional<http_store::object_handle> http_store::open_object(std::str
     return make_handle(key, *res);
 }
 
-inline std::optional<http_store::object_handle> http_store::open_object_and_read(std::string_view key, byte_range r,
+inline std::optional<http_store::object_handle> http_store::open_object_and_read(std::string_view key,
+                                                                                 byte_range r,
                                                                                  std::uint64_t max_bytes,
                                                                                  buffer& out) const
 {
@@ -308,7 +402,8 @@ inline std::optional<http_store::object_handle> http_store::open_object_and_read
         out.clear();
         return open_object(key);
     }
-    auto res = m_engine->fetch(request(key, r, max_bytes));
+    auto pre = r.is_all() ? take_prefetched(key, max_bytes) : std::nullopt;
+    auto res = pre ? std::move(*pre) : m_engine->fetch(request(key, r, max_bytes));
     if (!res.found)
     {
         return std::nullopt;
@@ -337,7 +432,8 @@ inline void http_store::object_handle::take(detail::http_response res, std::uint
 {
     if (!res.found || res.changed)
     {
-        store_error e(store_errc::changed, "the object was replaced or removed while it was read through one handle");
+        store_error e(store_errc::changed,
+                      "the object was replaced or removed while it was read through one handle");
         e.with_key(m_state->key);
         e.with_range(begin, end - begin);
         throw e;
@@ -346,8 +442,9 @@ inline void http_store::object_handle::take(detail::http_response res, std::uint
     {
         // A server that ignores If-Match (some S3-compatible ones do) still names the version
         // it sent: another one is never taken as this handle's bytes.
-        store_error e(store_errc::changed, "the object was replaced while it was read through one handle (ETag " +
-                                               res.etag + ", the handle's is " + m_state->etag + ")");
+        store_error e(store_errc::changed,
+                      "the object was replaced while it was read through one handle (ETag " + res.etag +
+                          ", the handle's is " + m_state->etag + ")");
         e.with_key(m_state->key);
         e.with_range(begin, end - begin);
         throw e;
@@ -375,7 +472,8 @@ inline void http_store::object_handle::take(detail::http_response res, std::uint
     if (res.body.size() != end - begin)
     {
         store_error e(store_errc::remote_protocol, "the server sent " + std::to_string(res.body.size()) +
-                                                       " bytes for a range of " + std::to_string(end - begin));
+                                                       " bytes for a range of " +
+                                                       std::to_string(end - begin));
         e.with_key(m_state->key);
         e.with_range(begin, end - begin);
         throw e;
@@ -408,8 +506,8 @@ inline void http_store::object_handle::read_to(byte_range r, std::uint64_t max_b
     take(m_state->engine->wait(t), begin, end, out);
 }
 
-inline void http_store::object_handle::read_ranges(std::span<const byte_range> ranges, std::uint64_t max_bytes,
-                                                   std::span<buffer> out) const
+inline void http_store::object_handle::read_ranges(std::span<const byte_range> ranges,
+                                                   std::uint64_t max_bytes, std::span<buffer> out) const
 {
     prefetch(ranges);
     for (std::size_t i = 0; i < ranges.size() && i < out.size(); ++i)
@@ -433,11 +531,13 @@ inline void http_store::object_handle::prefetch(std::span<const byte_range> rang
             continue;
         }
         // The cap is checked again when the range is read; here it only bounds the transfer.
-        m_state->pending.emplace(std::make_pair(begin, end), m_state->engine->submit(request_for(begin, end, end - begin)));
+        m_state->pending.emplace(std::make_pair(begin, end),
+                                 m_state->engine->submit(request_for(begin, end, end - begin)));
     }
 }
 
-static_assert(store_policy<http_store> && object_store<http_store> && prefetching_handle<http_store::object_handle>);
+static_assert(store_policy<http_store> && object_store<http_store> &&
+              prefetching_handle<http_store::object_handle> && object_prefetching_store<http_store>);
 static_assert(!writable_store<http_store>, "http_store is read-only");
 
 } // namespace zarrxt

@@ -92,6 +92,13 @@ public:
         return m_reader.open_object_and_read(key, r, max_bytes, out);
     }
 
+    void prefetch_objects(std::span<const std::string> keys, std::uint64_t max_bytes) const
+    {
+        m_reader.prefetch_objects(keys, max_bytes);
+    }
+    void cancel_prefetch(std::span<const std::string> keys) const { m_reader.cancel_prefetch(keys); }
+    std::size_t prefetched_pending() const { return m_reader.prefetched_pending(); }
+
     /// PUT (atomic replace), with Content-MD5 and the signed SHA-256 of the body.
     void set(std::string_view key, byte_view data);
     /// DELETE; whether the key existed (a HEAD first: S3 answers a DELETE of nothing with 204).
@@ -460,6 +467,6 @@ inline std::vector<std::string> s3_store::list_dir(std::string_view prefix) cons
 }
 
 static_assert(array_writable_store<s3_store> && object_store<s3_store> && open_reading_store<s3_store> &&
-              listable_store<s3_store>);
+              listable_store<s3_store> && object_prefetching_store<s3_store>);
 
 } // namespace zarrxt
