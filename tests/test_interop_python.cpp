@@ -64,7 +64,8 @@ zx::v2_options v2_options_for(const zx::json& e, zx::json& expect)
         o.fill_value = zx::scalar::from_json(e.at("fill_value"));
     }
     // numcodecs' configurations without their id, as numcodecs.* codecs (PackBits, BZ2, LZMA).
-    auto numcodecs_spec = [](const zx::json& cfg) {
+    auto numcodecs_spec = [](const zx::json& cfg)
+    {
         zx::json rest = cfg;
         rest.erase("id");
         return zx::codec_spec("numcodecs." + cfg.at("id").get<std::string>(), rest);
@@ -170,6 +171,27 @@ void check_hierarchy(const std::filesystem::path& root, const zx::json& manifest
     }
 }
 
+/// zarrxt writes the array manifest entry `e` describes with `o`; the entry the peer checks (with
+/// what zarrxt expects it to read) goes to out["arrays"]. A refusal is a failed check.
+void write_manifest_array(zx::filesystem_store& store, const zx::json& e, const zx::v2_options& o,
+                          const zx::json& expect, zx::json& out)
+{
+    try
+    {
+        zi::create_with_formula(store, e.at("name").get<std::string>(), o, e);
+    }
+    catch (const zx::error& err)
+    {
+        FAIL_CHECK("zarrxt could not write the array: " << err.what());
+        return;
+    }
+    zx::json entry = e;
+    entry.erase("expected");
+    entry.erase("digest");
+    entry["expect"] = expect;
+    out["arrays"].push_back(entry);
+}
+
 /// zarrxt writes the hierarchy a write-groups manifest describes into `dir`/arrays (groups first,
 /// parents before children, then arrays) and returns the manifest of what it wrote.
 zx::json write_hierarchy(const zx::json& manifest, const std::filesystem::path& dir)
@@ -192,20 +214,7 @@ zx::json write_hierarchy(const zx::json& manifest, const std::filesystem::path& 
         zx::json expect;
         zx::v2_options o = v2_options_for(e, expect);
         o.attributes = e.at("attributes");
-        try
-        {
-            zi::create_with_formula(store, name, o, e);
-        }
-        catch (const zx::error& err)
-        {
-            FAIL_CHECK("zarrxt could not write the array: " << err.what());
-            continue;
-        }
-        zx::json entry = e;
-        entry.erase("expected");
-        entry.erase("digest");
-        entry["expect"] = expect;
-        out["arrays"].push_back(entry);
+        write_manifest_array(store, e, o, expect, out);
     }
     return out;
 }
@@ -270,20 +279,7 @@ TEST_SUITE("interop")
             INFO("array ", name);
             zx::json expect;
             const zx::v2_options o = v2_options_for(e, expect);
-            try
-            {
-                zi::create_with_formula(store, name, o, e);
-            }
-            catch (const zx::error& err)
-            {
-                FAIL_CHECK("zarrxt could not write the array: " << err.what());
-                continue;
-            }
-            zx::json entry = e;
-            entry.erase("expected");
-            entry.erase("digest");
-            entry["expect"] = expect;
-            out["arrays"].push_back(entry);
+            write_manifest_array(store, e, o, expect, out);
         }
         zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
         const auto r = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
@@ -356,7 +352,9 @@ TEST_SUITE("interop")
         zx::filesystem_store store{dir.str()};
         auto a = zx::create<std::int32_t, 2>(
             store, "a",
-            zx::v2_options{.shape = {11, 9}, .chunks = {4, 4}, .compressor = zx::codec_spec("zstd", {{"level", 3}, {"checksum", true}})});
+            zx::v2_options{.shape = {11, 9},
+                           .chunks = {4, 4},
+                           .compressor = zx::codec_spec("zstd", {{"level", 3}, {"checksum", true}})});
         xt::xtensor<std::int32_t, 2> v = xt::xtensor<std::int32_t, 2>::from_shape({11, 9});
         for (std::size_t i = 0; i < v.size(); ++i)
         {
@@ -368,9 +366,10 @@ TEST_SUITE("interop")
         const auto zarray = dir.path() / "a" / ".zarray";
         zx::json doc = zi::read_json(zarray);
         REQUIRE(doc["compressor"] == zx::json({{"id", "zstd"}, {"level", 3}, {"checksum", true}}));
-        auto dump = [&] {
-            return zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " dump " +
-                               zxtest::quote((dir.path() / "a").string()));
+        auto dump = [&]
+        {
+            return zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) +
+                               " dump " + zxtest::quote((dir.path() / "a").string()));
         };
         // numcodecs 0.11's Zstd takes no checksum argument: it cannot open this array at all.
         auto r = dump();

@@ -59,15 +59,6 @@ void expect_store(F&& f, const char* id, const char* key, const char* mention = 
     }
 }
 
-#define ZX_REQUIRE_NGINX(server)                                                                             \
-    do                                                                                                       \
-    {                                                                                                        \
-        if (!(server).ok())                                                                                  \
-        {                                                                                                    \
-            ZX_SKIP_PEER((server).problem());                                                                \
-        }                                                                                                    \
-    } while (0)
-
 /// The array's elements, C order, little-endian, as the corpus digests hash them.
 template <class Store>
 std::string digest_of(const zx::any_array<Store>& a)
@@ -155,7 +146,7 @@ TEST_SUITE("remote")
         zxtest::write_file(root.path() / "small", "hello");
         zxtest::write_file(root.path() / "name with space", "spaced");
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         const zx::http_store s(nginx.url(), quick_options());
         zx::buffer out;
 
@@ -255,7 +246,7 @@ TEST_SUITE("remote")
         const std::string data = pattern(300000);
         zxtest::write_file(root.path() / "obj", data);
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         const zx::http_store s(nginx.url("noranges"), quick_options());
         zx::buffer out;
         auto info = s.read_to("obj", zx::byte_range::of(123456, 1000), 1000, out); // cap: the range only
@@ -276,7 +267,7 @@ TEST_SUITE("remote")
         zxtest::temp_dir root("zarrxt-http");
         zxtest::write_file(root.path() / "obj", "x");
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         zx::http_options o = quick_options();
         o.max_retries = 3;
         const zx::http_store s(nginx.url("unavailable"), o);
@@ -412,7 +403,7 @@ TEST_SUITE("remote")
                      xt::cast<double>(xt::view(a, xt::range(0, 30), xt::range(0, 30))) / 3.0);
         }
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         const zx::http_store s(nginx.url(), quick_options());
         zx::filesystem_store fs{root.path().string()};
         for (const char* path : {"v3", "sharded", "raw", "v2"})
@@ -444,7 +435,7 @@ TEST_SUITE("remote")
             ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/MANIFEST.jsonl)");
         }
         zxtest::nginx_server corpus_server(corpus);
-        ZX_REQUIRE_NGINX(corpus_server);
+        ZX_REQUIRE_SERVER(corpus_server);
         std::istringstream lines(zxtest::read_file(corpus / "MANIFEST.jsonl"));
         std::string line;
         int hashed = 0;
@@ -488,7 +479,7 @@ TEST_SUITE("remote")
         const std::string data = pattern(100000);
         zxtest::write_file(root.path() / "obj", data);
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         zxtest::fault_proxy proxy(nginx.port());
         const zx::http_store s(proxy.url(), fault_options());
         const zx::http_store noranges(proxy.url("noranges"), fault_options());
@@ -543,7 +534,7 @@ TEST_SUITE("remote")
         const std::string data = pattern(10000);
         zxtest::write_file(root.path() / "obj", data);
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         zxtest::fault_proxy proxy(nginx.port());
         const zx::http_options o = fault_options();
         const zx::http_store s(proxy.url(), o);
@@ -648,7 +639,7 @@ TEST_SUITE("remote")
         v3.write({{0, 0}, {100, 90}},
                  xt::cast<std::uint16_t>(xt::view(a, xt::range(0, 100), xt::range(0, 90))));
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         zxtest::fault_proxy proxy(nginx.port());
         zx::http_options o = fault_options();
         o.max_retries = 10; // faults are periodic, and retries of concurrent requests interleave
@@ -686,7 +677,7 @@ TEST_SUITE("remote")
             ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/zarrita.js/fixtures)");
         }
         zxtest::nginx_server server(corpus);
-        ZX_REQUIRE_NGINX(server);
+        ZX_REQUIRE_SERVER(server);
         using view_t = zx::consolidated_store<zx::http_store>;
         const auto names = [](const view_t& v, const std::string& path)
         {
@@ -743,7 +734,7 @@ TEST_SUITE("remote")
             xt::view(a, xt::range(0, 16), xt::all()) = 0;
         }
         zxtest::nginx_server nginx(root.path());
-        ZX_REQUIRE_NGINX(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         const zx::http_store s(nginx.url(), quick_options());
         auto arr = zx::open<std::int32_t, 2>(s, "many"); // inline executor: one worker
         const auto before = s.requests_started();

@@ -25,15 +25,6 @@ namespace zx = zarrxt;
 namespace
 {
 
-#define ZX_REQUIRE_S3(server)                                                                                \
-    do                                                                                                       \
-    {                                                                                                        \
-        if (!(server).ok())                                                                                  \
-        {                                                                                                    \
-            ZX_SKIP_PEER((server).problem());                                                                \
-        }                                                                                                    \
-    } while (0)
-
 zx::s3_options options_for(const zxtest::s3_server& server,
                            std::string secret = zxtest::s3_server::secret_key)
 {
@@ -86,7 +77,7 @@ TEST_SUITE("remote")
     TEST_CASE("s3_store against s3rver: the store contract, signed requests, every listing page")
     {
         zxtest::s3_server server({"zarr"});
-        ZX_REQUIRE_S3(server);
+        ZX_REQUIRE_SERVER(server);
         zx::s3_options o = options_for(server);
         o.list_page_size = 4; // listings below need several pages
         zx::s3_store s("zarr", "conformance", o);
@@ -128,7 +119,7 @@ TEST_SUITE("remote")
     TEST_CASE("s3_store: a wrong secret is a typed authentication error, never data or a silent success")
     {
         zxtest::s3_server server({"zarr"});
-        ZX_REQUIRE_S3(server);
+        ZX_REQUIRE_SERVER(server);
         zx::s3_store good("zarr", "", options_for(server));
         good.set("a/b", zx::as_bytes("content"));
         const std::string wrong_secret = "not-the-secret-4f1c";
@@ -186,7 +177,7 @@ TEST_SUITE("remote")
               "chunks deleted")
     {
         zxtest::s3_server server({"zarr"});
-        ZX_REQUIRE_S3(server);
+        ZX_REQUIRE_SERVER(server);
         zx::s3_store s("zarr", "data/volume.zarr", options_for(server));
         xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({60, 50});
         for (std::size_t i = 0; i < a.size(); ++i)
@@ -252,7 +243,7 @@ TEST_SUITE("remote")
               "another client)")
     {
         zxtest::s3_server server({"zarr"});
-        ZX_REQUIRE_S3(server);
+        ZX_REQUIRE_SERVER(server);
         zxtest::temp_dir d("zarrxt-s3-upload");
         xt::xtensor<std::uint16_t, 3> a = xt::xtensor<std::uint16_t, 3>::from_shape({9, 10, 11});
         for (std::size_t i = 0; i < a.size(); ++i)
@@ -288,7 +279,7 @@ TEST_SUITE("remote")
     TEST_CASE("open_store: s3:// and https:// URLs give stores that arrays and groups accept")
     {
         zxtest::s3_server server({"zarr"});
-        ZX_REQUIRE_S3(server);
+        ZX_REQUIRE_SERVER(server);
         zx::store_options so;
         so.s3 = options_for(server);
         zx::any_store s = zx::open_store("s3://zarr/via/url.zarr", so);
@@ -328,7 +319,7 @@ TEST_SUITE("remote")
         // Arrays other implementations wrote, served by nginx: `zarrxt hash http://...` gives the
         // digest the manifest agreed on.
         zxtest::nginx_server nginx(corpus);
-        ZX_REQUIRE_S3(nginx);
+        ZX_REQUIRE_SERVER(nginx);
         std::istringstream lines(zxtest::read_file(corpus / "MANIFEST.jsonl"));
         std::string line;
         int hashed = 0;
@@ -359,7 +350,7 @@ TEST_SUITE("remote")
         REQUIRE_FALSE(v2_path.empty());
 
         zxtest::s3_server server({"zarr"});
-        ZX_REQUIRE_S3(server);
+        ZX_REQUIRE_SERVER(server);
         const std::string env_vars = "AWS_ACCESS_KEY_ID=" + std::string(zxtest::s3_server::access_key) +
                                      " AWS_SECRET_ACCESS_KEY=" + zxtest::s3_server::secret_key +
                                      " AWS_REGION=us-east-1 AWS_ENDPOINT_URL=" + server.endpoint() + " ";

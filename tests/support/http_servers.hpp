@@ -38,6 +38,17 @@
 namespace zxtest
 {
 
+/// A test server (nginx_server, s3_server) that did not start: a skip, or under
+/// ZARRXT_REQUIRE_PEERS=1 (the test script installed it) a failure.
+#define ZX_REQUIRE_SERVER(server)                                                                            \
+    do                                                                                                       \
+    {                                                                                                        \
+        if (!(server).ok())                                                                                  \
+        {                                                                                                    \
+            ZX_SKIP_PEER((server).problem());                                                                \
+        }                                                                                                    \
+    } while (0)
+
 /// 127.0.0.1:port (0: any free port).
 inline sockaddr_in loopback_address(int port)
 {
@@ -220,7 +231,10 @@ public:
         m_thread.join();
     }
 
-    std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(m_port) + "/" + path; }
+    std::string url(const std::string& path) const
+    {
+        return "http://127.0.0.1:" + std::to_string(m_port) + "/" + path;
+    }
     int requests() const { return m_count.load(); }
     /// The request lines and headers received so far.
     std::vector<std::string> received() const
@@ -257,7 +271,8 @@ private:
                 std::lock_guard<std::mutex> g(m_mutex);
                 m_received.push_back(req);
             }
-            const std::string& r = m_responses[std::min<std::size_t>(static_cast<std::size_t>(i), m_responses.size() - 1)];
+            const std::string& r =
+                m_responses[std::min<std::size_t>(static_cast<std::size_t>(i), m_responses.size() - 1)];
             ::send(c, r.data(), r.size(), MSG_NOSIGNAL);
             ::shutdown(c, SHUT_WR);
             while (::recv(c, buf, sizeof(buf), 0) > 0)
