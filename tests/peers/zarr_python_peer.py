@@ -521,6 +521,18 @@ def write_groups(out_dir):
     return 0
 
 
+def group_problems(grp, g):
+    """How the group `grp` differs from its manifest entry `g` (attributes, child groups, arrays)."""
+    problems = []
+    if grp.attrs.asdict() != g["attributes"]:
+        problems.append("attributes %r, expected %r" % (grp.attrs.asdict(), g["attributes"]))
+    if sorted(grp.group_keys()) != g["groups"]:
+        problems.append("child groups %s, expected %s" % (sorted(grp.group_keys()), g["groups"]))
+    if sorted(grp.array_keys()) != g["arrays"]:
+        problems.append("child arrays %s, expected %s" % (sorted(grp.array_keys()), g["arrays"]))
+    return problems
+
+
 def verify_groups(root):
     with open(os.path.join(root, "manifest.json")) as f:
         manifest = json.load(f)
@@ -530,12 +542,7 @@ def verify_groups(root):
         problems = []
         try:
             grp = zarr.open_group(os.path.join(root_dir, g["path"]) if g["path"] else root_dir, mode="r")
-            if grp.attrs.asdict() != g["attributes"]:
-                problems.append("attributes %r, expected %r" % (grp.attrs.asdict(), g["attributes"]))
-            if sorted(grp.group_keys()) != g["groups"]:
-                problems.append("child groups %s, expected %s" % (sorted(grp.group_keys()), g["groups"]))
-            if sorted(grp.array_keys()) != g["arrays"]:
-                problems.append("child arrays %s, expected %s" % (sorted(grp.array_keys()), g["arrays"]))
+            problems += group_problems(grp, g)
         except Exception as exc:
             problems.append("zarr.open_group failed: %r" % exc)
         failed += 1 if problems else 0
@@ -575,12 +582,7 @@ def verify_consolidated(root):
         problems = []
         try:
             grp = top[g["path"]] if g["path"] else top
-            if grp.attrs.asdict() != g["attributes"]:
-                problems.append("attributes %r, expected %r" % (grp.attrs.asdict(), g["attributes"]))
-            if sorted(grp.group_keys()) != g["groups"]:
-                problems.append("child groups %s, expected %s" % (sorted(grp.group_keys()), g["groups"]))
-            if sorted(grp.array_keys()) != g["arrays"]:
-                problems.append("child arrays %s, expected %s" % (sorted(grp.array_keys()), g["arrays"]))
+            problems += group_problems(grp, g)
         except Exception as exc:
             problems.append("group unreadable through consolidated metadata: %r" % exc)
         failed += 1 if problems else 0
