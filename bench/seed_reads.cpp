@@ -9,6 +9,7 @@
 // Arrays: v2_gzip, v3_raw, v3_gzip, v3_sharded (4096 x 4096 uint16) and index_stress
 // (1024 x 1024, one shard of 8 x 8 inner chunks); see bench/README.md for how they are written.
 #include "floor.hpp"
+#include "plans.hpp"
 
 #include <zarrxt/zarrxt.hpp>
 
@@ -21,76 +22,6 @@ namespace zx = zarrxt;
 namespace
 {
 
-struct w1_layout
-{
-    std::string name;
-    zxb::codec_kind codec;
-    bool v2_keys;        ///< "r.c" (Zarr v2) rather than "c/r/c"
-    std::uint64_t shape; ///< square arrays
-    std::uint64_t chunk; ///< chunk edge, or shard edge when sharded
-    std::uint64_t inner; ///< inner chunk edge; 0 when not sharded
-};
-
-const w1_layout& layout_of(const std::string& name)
-{
-    static const std::vector<w1_layout> all = {
-        {"v2_gzip", zxb::codec_kind::gzip, true, 4096, 64, 0},
-        {"v3_raw", zxb::codec_kind::none, false, 4096, 64, 0},
-        {"v3_gzip", zxb::codec_kind::gzip, false, 4096, 64, 0},
-        {"v3_sharded", zxb::codec_kind::gzip, false, 4096, 512, 64},
-        {"index_stress", zxb::codec_kind::none, false, 1024, 1024, 8},
-    };
-    for (const auto& l : all)
-    {
-        if (l.name == name)
-        {
-            return l;
-        }
-    }
-    zxb::fail("unknown array " + name);
-}
-
-/// The objects and inner chunks a read of the box [r0, r0 + e) x [c0, c0 + e) needs.
-zxb::read_plan plan_for(const w1_layout& l, const std::string& dir, std::uint64_t r0, std::uint64_t c0,
-                        std::uint64_t e)
-{
-    zxb::read_plan p;
-    p.codec = l.codec;
-    p.sharded = l.inner != 0;
-    const std::uint64_t cell = p.sharded ? l.inner : l.chunk;
-    p.chunk_bytes = cell * cell * 2;
-    p.inner_count = p.sharded ? (l.chunk / l.inner) * (l.chunk / l.inner) : 0;
-    p.output_bytes = e * e * 2;
-    const std::string base = dir + "/" + l.name + "/";
-    for (std::uint64_t sr = r0 / l.chunk; sr <= (r0 + e - 1) / l.chunk; ++sr)
-    {
-        for (std::uint64_t sc = c0 / l.chunk; sc <= (c0 + e - 1) / l.chunk; ++sc)
-        {
-            zxb::read_object o;
-            o.path = base + (l.v2_keys ? std::to_string(sr) + "." + std::to_string(sc)
-                                       : "c/" + std::to_string(sr) + "/" + std::to_string(sc));
-            if (p.sharded)
-            {
-                const std::uint64_t g = l.chunk / l.inner;
-                for (std::uint64_t ir = 0; ir < g; ++ir)
-                {
-                    for (std::uint64_t ic = 0; ic < g; ++ic)
-                    {
-                        const std::uint64_t row = sr * l.chunk + ir * l.inner;
-                        const std::uint64_t col = sc * l.chunk + ic * l.inner;
-                        if (row < r0 + e && row + l.inner > r0 && col < c0 + e && col + l.inner > c0)
-                        {
-                            o.inner.push_back(ir * g + ic);
-                        }
-                    }
-                }
-            }
-            p.objects.push_back(std::move(o));
-        }
-    }
-    return p;
-}
-
 zxb::json stats_json(const zx::io_stats& s)
 {
     return {{"index_reads", s.index_reads},           {"index_bytes", s.index_bytes},
@@ -99,7 +30,7 @@ zxb::json stats_json(const zx::io_stats& s)
 }
 
 template <class Cache, class Executor>
-zxb::json read_ours(const std::string& dir, const w1_layout& l, const zx::region<2>& r, Executor exec,
+zxb::json read_ours(const std::string& dir, const zxb::w1_layout& l, const zx::region<2>& r, Executor exec,
                     bool prime)
 {
     zxb::json j;
@@ -149,7 +80,7 @@ zxb::json read_ours(const std::string& dir, const w1_layout& l, const zx::region
 }
 
 template <class Cache>
-zxb::json read_with(const std::string& dir, const w1_layout& l, const zx::region<2>& r, unsigned threads,
+zxb::json read_with(const std::string& dir, const zxb::w1_layout& l, const zx::region<2>& r, unsigned threads,
                     bool prime)
 {
     if (threads <= 1)
@@ -166,7 +97,7 @@ int main(int argc, char** argv)
 {
     const zxb::args args(argc, argv);
     const std::string dir = args.str("data");
-    const w1_layout& l = layout_of(args.str("array"));
+    const zxb::w1_layout& l = zxb::w1_layout_of(args.str("array"));
     const std::uint64_t e = args.num("extent");
     const std::string cache = args.str("cache", "op");
     const auto threads = static_cast<unsigned>(args.num("threads", 1));
@@ -206,7 +137,7 @@ int main(int argc, char** argv)
     j["output_bytes"] = e * e * 2;
 
     // The floor, after our figures are taken (it allocates its own pre-faulted buffers).
-    zxb::read_plan plan = plan_for(l, dir, 7, 11, e);
+    zxb::read_plan plan = zxb::w1_plan(l, dir, 7, 11, e);
     plan.index_cached = cache == "lru";
     zxb::read_floor floor(std::move(plan));
     const zxb::io_counts io0 = zxb::proc_io();

@@ -12,6 +12,7 @@
 // by its floor (floor.hpp). `bandwidth` measures memcpy throughput with 1 and P threads, which bounds the
 // P-thread floor.
 #include "floor.hpp"
+#include "plans.hpp"
 
 #include <zarrxt/zarrxt.hpp>
 
@@ -150,35 +151,6 @@ zxb::json write_ours(const w2_case& c, const std::string& scratch, const std::ui
     return j;
 }
 
-/// The objects a read of the whole array at `dir` needs: v3 keys c/0, c/1, ..., or v2 keys 0, 1, ...
-/// (a 1-d array's v2 key has no separator) when `dir` holds a .zarray.
-zxb::read_plan read_plan_for(const w2_case& c, const std::string& dir)
-{
-    const bool v2 = std::filesystem::exists(std::filesystem::path(dir) / ".zarray");
-    if (v2 && c.shard != 0)
-    {
-        zxb::fail("a Zarr v2 array has no shards; pass --shard 0");
-    }
-    zxb::read_plan p;
-    p.codec = c.codec;
-    p.sharded = c.shard != 0;
-    p.chunk_bytes = c.chunk;
-    p.inner_count = p.sharded ? c.shard / c.chunk : 0;
-    p.output_bytes = c.n;
-    const std::uint64_t outer = p.sharded ? c.shard : c.chunk;
-    for (std::uint64_t i = 0; i < c.n / outer; ++i)
-    {
-        zxb::read_object o;
-        o.path = dir + (v2 ? "/" : "/c/") + std::to_string(i);
-        for (std::uint64_t k = 0; k < p.inner_count; ++k)
-        {
-            o.inner.push_back(k);
-        }
-        p.objects.push_back(std::move(o));
-    }
-    return p;
-}
-
 template <class F>
 zxb::json with_executor(unsigned threads, F&& f)
 {
@@ -235,7 +207,7 @@ int main(int argc, char** argv)
         {
             zxb::fail(std::string("zarrxt failed: ") + ex.what());
         }
-        zxb::read_floor floor(read_plan_for(c, dir + "/" + name));
+        zxb::read_floor floor(zxb::w2_plan(dir + "/" + name, c.n, c.chunk, c.shard, c.codec));
         j["floor_ns"] = floor.run();
         zxb::phases ph;
         floor.run(&ph);

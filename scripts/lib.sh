@@ -12,8 +12,9 @@ ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-jso
   libzstd-dev doctest-dev libdeflate-dev libblosc-dev liblz4-dev libbz2-dev liblzma-dev libcurl4-openssl-dev libssl-dev libexpat1-dev python3)
 # Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3); the wild
 # writers GDAL 3.6 (its tools and python3-gdal) and NCZarr (netCDF-C 4.9.0's ncgen, nccopy, ncdump).
-# nginx serves arrays on loopback to the remote-store tests (suite remote).
-ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin nginx-light)
+# nginx serves arrays on loopback to the remote-store tests (suite remote); openssl makes the
+# certificate of its HTTPS + HTTP/2 server.
+ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin nginx-light openssl)
 # MPI for zarrxt/mpi.hpp and the `mpi` suite (scripts/test builds with -Dmpi=enabled).
 ZX_MPI_PKGS=(libopenmpi-dev openmpi-bin)
 # The consumer tests (suite consumers) build a program with CMake against the installed package.

@@ -272,11 +272,152 @@ TEST_SUITE("store")
 
         // A band of one inner-chunk column: 8 inner chunks 64 KiB apart, 8 batches announced at
         // once. The index costs one delay (opened by its read), the 8 ranges one batch.
+        // (The read of b above took its 12 compressed chunks from one announced batch.)
+        CHECK(s.prefetched_reads() == 12);
         const std::uint64_t before = s.delays();
         CHECK(zxtest::tensors_equal(a.read({{0, 64}, {512, 64}}),
                                     xt::view(data, xt::all(), xt::range(64, 128))));
         CHECK(s.delays() - before == 2);
-        CHECK(s.prefetched_reads() == 8);
+        CHECK(s.prefetched_reads() == 12 + 8);
+    }
+
+    TEST_CASE("latency_store: a write posts its chunks, many in flight; a read takes prefetched chunks")
+    {
+        // 64 chunks and one thread. Posted, the writes' round trips overlap: the model records
+        // each request from its sending to its answer, and far more than one are in flight at
+        // once (one at a time, as set() would be, the peak is 1).
+        static_assert(zx::posting_store<lat_mem> && zx::object_prefetching_store<lat_mem>);
+        static_assert(!zx::posting_store<zx::latency_store<plain_store>>);
+        lat_mem s{zx::memory_store{}, {.fixed = std::chrono::milliseconds(20), .jitter = {}, .seed = 1}};
+        auto a = zx::create<std::uint16_t, 2>(s, "a",
+                                              zx::v3_options{.shape = {256, 256},
+                                                             .chunk_shape = {32, 32},
+                                                             .codecs = {zx::codec_spec("bytes")}});
+        const auto data = zxtest::make_data<std::uint16_t, 2>({256, 256}, 7);
+        s.reset_requests_in_flight();
+        a.write({{0, 0}, {256, 256}}, data);
+        const auto w = s.requests_in_flight();
+        CHECK(w.requests == 64);
+        CHECK(w.peak >= 16);
+        CHECK(w.mean > 2.0);
+        // Every chunk is stored by the time write() returns, byte for byte.
+        CHECK(zxtest::tensors_equal(zx::open<std::uint16_t, 2>(s.inner(), "a").read(), data));
+        CHECK(s.inner().list("a/c").size() == 64);
+
+        // The read announces its chunks (prefetch_objects): they are answered from the batch.
+        const std::uint64_t before = s.prefetched_reads();
+        s.reset_requests_in_flight();
+        CHECK(zxtest::tensors_equal(a.read(), data));
+        CHECK(s.prefetched_reads() - before == 64);
+        CHECK(s.prefetched_pending() == 0);
+        CHECK(s.requests_in_flight().peak >= 16);
+
+        // Shards wholly covered by the read are fetched whole, announced together: one request
+        // each instead of an index and then its chunks, one shard after the other. A read that
+        // covers them only in part keeps to the index and the ranges it needs.
+        auto b = zx::create<std::uint16_t, 2>(
+            s, "b",
+            zx::v3_options{
+                .shape = {256, 256},
+                .chunk_shape = {64, 64},
+                .codecs = {zx::sharded({32, 32}, {zx::codec_spec("bytes"), zx::codec_spec("zstd")})}});
+        b.write({{0, 0}, {256, 256}}, data);
+        const std::uint64_t p0 = s.prefetched_reads();
+        const std::uint64_t d0 = s.delays();
+        CHECK(zxtest::tensors_equal(b.read(), data));
+        CHECK(s.prefetched_reads() - p0 == 16);
+        CHECK(s.delays() - d0 == 1); // one batch for the 16 shards
+        const std::uint64_t d1 = s.delays();
+        CHECK(zxtest::tensors_equal(b.read({{1, 0}, {200, 256}}),
+                                    xt::view(data, xt::range(1, 201), xt::all())));
+        CHECK(s.delays() - d1 >= 16); // an index request per shard at least
+        CHECK(s.prefetched_pending() == 0);
+    }
+
+    TEST_CASE("latency_store: concurrent partial writes of one chunk lose nothing while posts are in flight")
+    {
+        // Two threads each write their own half of every chunk, many times over. Each
+        // read-modify-write must start from the other's posted version (wait_posted under the
+        // key's lock), or a half would come back as the fill value.
+        lat_mem s{zx::memory_store{}, {.fixed = std::chrono::milliseconds(2), .jitter = {}, .seed = 1}};
+        auto a = zx::create<std::int32_t, 1>(s, "a", zx::v3_options{.shape = {64}, .chunk_shape = {16}});
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 2; ++t)
+        {
+            threads.emplace_back(
+                [&, t]
+                {
+                    for (int round = 1; round <= 10; ++round)
+                    {
+                        for (std::uint64_t c = 0; c < 4; ++c)
+                        {
+                            xt::xtensor<std::int32_t, 1> v = xt::ones<std::int32_t>({8}) * (round * 10 + t);
+                            a.write({{c * 16 + static_cast<std::uint64_t>(t) * 8}, {8}}, v);
+                        }
+                    }
+                });
+        }
+        for (auto& th : threads)
+        {
+            th.join();
+        }
+        const auto got = zx::open<std::int32_t, 1>(s.inner(), "a").read();
+        for (std::size_t i = 0; i < 64; ++i)
+        {
+            CHECK(got(i) == (i % 16 < 8 ? 100 : 101));
+        }
+    }
+
+    TEST_CASE("a write whose posted requests fail reports the failure, after every post ended")
+    {
+        // A posting store that refuses one key: the write throws that error, and no post of the
+        // operation is left in flight when it does.
+        struct failing_posts
+        {
+            zx::memory_store inner;
+            std::shared_ptr<std::atomic<int>> waited = std::make_shared<std::atomic<int>>(0);
+            std::shared_ptr<zx::detail::posted_registry> reg =
+                std::make_shared<zx::detail::posted_registry>();
+            std::optional<zx::read_result> read(std::string_view k, zx::byte_range r, std::uint64_t m) const
+            {
+                return inner.read(k, r, m);
+            }
+            std::optional<zx::object_info> stat(std::string_view k) const { return inner.stat(k); }
+            void set(std::string_view k, zx::byte_view d) { inner.set(k, d); }
+            bool erase(std::string_view k) { return inner.erase(k); }
+            std::vector<std::string> list(std::string_view p) const { return inner.list(p); }
+            std::vector<std::string> list_dir(std::string_view p) const { return inner.list_dir(p); }
+            auto lock_key(std::string_view k) const { return inner.lock_key(k); }
+            zx::detail::posted_write post(std::string_view k, zx::buffer b)
+            {
+                const bool bad = k == "a/c/2";
+                auto bytes = std::make_shared<zx::buffer>(std::move(b));
+                zx::memory_store m = inner;
+                std::string key(k);
+                auto w = waited;
+                auto st = std::make_shared<zx::detail::posted_state>(
+                    [=]() mutable
+                    {
+                        ++*w;
+                        if (bad)
+                        {
+                            throw zx::store_error(zx::store_errc::remote, "refused: " + key);
+                        }
+                        m.set(key, bytes->view());
+                    });
+                return zx::detail::posted_write(std::string(k), std::move(st), reg);
+            }
+            void wait_posted(std::string_view k) { reg->wait_for(k); }
+        };
+        static_assert(zx::posting_store<failing_posts> && zx::array_writable_store<failing_posts>);
+        failing_posts s;
+        auto a = zx::create<std::uint8_t, 1>(s, "a", zx::v3_options{.shape = {80}, .chunk_shape = {10}});
+        const xt::xtensor<std::uint8_t, 1> v = xt::ones<std::uint8_t>({80});
+        ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.4", "a/c/2", a.write({{0}, {80}}, v));
+        CHECK(*s.waited == 8); // every post was waited for, the failing one included
+        CHECK(s.reg->in_flight() == 0);
+        CHECK_FALSE(s.inner.stat("a/c/2"));
+        CHECK(s.inner.stat("a/c/7"));
     }
 
     TEST_CASE("filesystem_store never lists temporary files and never escapes its root")

@@ -13,6 +13,7 @@
 #include <bit>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -106,6 +107,8 @@ const char* name_of(zxtest::fault f)
             return "503";
         case fault::status_429:
             return "429";
+        case fault::status_503_wait_1:
+            return "503 with Retry-After: 1";
         case fault::stall:
             return "stall";
         case fault::stall_mid_body:
@@ -668,6 +671,38 @@ TEST_SUITE("remote")
         CHECK(proxy.faults(zxtest::fault::truncate) > 0);
     }
 
+    TEST_CASE("Retry-After is honoured: no retry sooner than the server asked, none past the deadline")
+    {
+        zxtest::temp_dir root;
+        zxtest::write_file(root.path() / "obj", std::string(1000, 'x'));
+        zxtest::nginx_server nginx(root.path());
+        ZX_REQUIRE_SERVER(nginx);
+        zxtest::fault_proxy proxy(nginx.port());
+        zx::http_options o = fault_options();
+        o.retry_base = std::chrono::milliseconds(1); // without the header, a retry within ~1 ms
+        o.retry_cap = std::chrono::milliseconds(2);
+        {
+            const zx::http_store s(proxy.url(), o);
+            proxy.inject(zxtest::fault::status_503_wait_1, 1, "GET /obj");
+            const auto t0 = std::chrono::steady_clock::now();
+            const auto got = s.read("obj", zx::byte_range::all(), UINT64_MAX);
+            const auto waited = std::chrono::steady_clock::now() - t0;
+            REQUIRE(got);
+            CHECK(got->bytes.size() == 1000);
+            CHECK(proxy.faults(zxtest::fault::status_503_wait_1) == 1);
+            CHECK(waited >= std::chrono::milliseconds(1000));
+        }
+        {
+            // The wait asked for does not fit the deadline: the request fails now, typed, instead
+            // of sleeping past it.
+            o.deadline = std::chrono::milliseconds(500);
+            const zx::http_store s(proxy.url(), o);
+            proxy.inject(zxtest::fault::status_503_wait_1, 1, "GET /obj");
+            ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.4", "obj",
+                            s.read("obj", zx::byte_range::all(), UINT64_MAX));
+        }
+    }
+
     TEST_CASE("consolidated metadata over HTTP: a server that cannot list lists the hierarchy, its metadata "
               "in one GET")
     {
@@ -752,5 +787,56 @@ TEST_SUITE("remote")
         zxtest::write_file(root.path() / "many/c/5/3", "not zstd");
         zxtest::expect_error<zx::codec_error>([&] { (void)arr.read(); }, "zarrxt.codec.1", "many/c/5/3");
         CHECK(s.prefetched_pending() == 0);
+    }
+
+    TEST_CASE(
+        "HTTPS with HTTP/2: certificates verified by default; a region's GETs multiplexed on one connection")
+    {
+        zxtest::temp_dir root("zarrxt-http");
+        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
+        for (std::size_t i = 0; i < a.size(); ++i)
+        {
+            a.data()[i] = static_cast<std::int32_t>(i * 104729 % 65521);
+        }
+        {
+            zx::filesystem_store fs{root.path().string()};
+            zx::create<std::int32_t, 2>(fs, "many",
+                                        zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}})
+                .write({{0, 0}, {128, 96}}, a);
+        }
+        zxtest::nginx_server nginx(root.path(), zxtest::nginx_mode::https_h2);
+        ZX_REQUIRE_SERVER(nginx);
+        REQUIRE(nginx.url().rfind("https://", 0) == 0);
+        {
+            // The certificate is self-signed: refused unless verification is turned off.
+            const zx::http_store strict(nginx.url(), quick_options());
+            ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.4", "many/zarr.json",
+                            zx::open<std::int32_t, 2>(strict, "many"));
+        }
+        zx::http_options o = quick_options();
+        o.verify_tls = false;
+        o.max_connections = 1; // HTTP/2 streams, not connections, carry the requests in flight
+        const zx::http_store s(nginx.url(), o);
+        auto arr = zx::open<std::int32_t, 2>(s, "many");
+        CHECK(arr.read() == a);
+        CHECK(s.peak_in_flight() >= 16);
+        const auto log = nginx.access_log();
+        std::size_t chunk_gets = 0;
+        std::set<std::string> connections;
+        for (const auto& line : log)
+        {
+            INFO(line);
+            CHECK(line.rfind("HTTP/2.0 ", 0) == 0);
+            std::istringstream in(line);
+            std::string protocol, connection, uri;
+            in >> protocol >> connection >> uri;
+            if (uri.rfind("/many/c/", 0) == 0)
+            {
+                ++chunk_gets;
+                connections.insert(connection);
+            }
+        }
+        CHECK(chunk_gets == 64);
+        CHECK(connections.size() == 1);
     }
 }

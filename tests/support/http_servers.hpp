@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -105,18 +106,41 @@ inline std::string nginx_binary()
     return {};
 }
 
+/// How nginx_server listens: plain HTTP/1.1, or TLS with HTTP/2 offered by ALPN (a self-signed
+/// certificate made for the run with the openssl tool; clients must not verify it).
+enum class nginx_mode
+{
+    http,
+    https_h2
+};
+
 class nginx_server
 {
 public:
     /// Serves `root` on a free loopback port; ok() is false when nginx is missing or did not start.
-    explicit nginx_server(const std::filesystem::path& root)
+    /// Every request is logged to access_log() as "PROTOCOL CONNECTION URI".
+    explicit nginx_server(const std::filesystem::path& root, nginx_mode mode = nginx_mode::http)
         : m_dir("zarrxt-nginx")
+        , m_tls(mode == nginx_mode::https_h2)
     {
         const std::string bin = nginx_binary();
         if (bin.empty())
         {
             m_problem = "nginx is not installed (Debian package nginx-light)";
             return;
+        }
+        const auto cert = m_dir.path() / "cert.pem";
+        const auto key = m_dir.path() / "key.pem";
+        if (m_tls)
+        {
+            const std::string cmd =
+                "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -keyout " +
+                key.string() + " -out " + cert.string() + " >/dev/null 2>&1";
+            if (std::system(cmd.c_str()) != 0)
+            {
+                m_problem = "openssl could not make a certificate (Debian package openssl)";
+                return;
+            }
         }
         for (int attempt = 0; attempt < 5 && m_pid <= 0; ++attempt)
         {
@@ -129,14 +153,20 @@ public:
                  << "error_log " << (d / "error.log").string() << " warn;\n"
                  << "pid " << (d / "nginx.pid").string() << ";\n"
                  << "events { worker_connections 512; }\n"
-                 << "http {\n  access_log off;\n  default_type application/octet-stream;\n"
+                 << "http {\n  log_format zx '$server_protocol $connection $request_uri';\n"
+                 << "  access_log " << (d / "access.log").string() << " zx;\n"
+                 << "  default_type application/octet-stream;\n"
                  << "  client_body_temp_path " << (d / "tmp").string() << ";\n"
                  << "  proxy_temp_path " << (d / "tmp").string() << ";\n"
                  << "  fastcgi_temp_path " << (d / "tmp").string() << ";\n"
                  << "  uwsgi_temp_path " << (d / "tmp").string() << ";\n"
                  << "  scgi_temp_path " << (d / "tmp").string() << ";\n"
                  << "  keepalive_requests 100000;\n  etag on;\n"
-                 << "  server {\n    listen 127.0.0.1:" << m_port << ";\n    root " << r << ";\n"
+                 << "  server {\n    listen 127.0.0.1:" << m_port << (m_tls ? " ssl http2" : "") << ";\n"
+                 << (m_tls ? "    ssl_certificate " + cert.string() + ";\n    ssl_certificate_key " +
+                                 key.string() + ";\n"
+                           : std::string())
+                 << "    root " << r << ";\n"
                  << "    location /noranges/ { alias " << r << "/; max_ranges 0; }\n"
                  << "    location /unavailable/ { return 503; }\n  }\n}\n";
             conf.close();
@@ -180,7 +210,19 @@ public:
     int port() const { return m_port; }
     std::string url(const std::string& path = "") const
     {
-        return "http://127.0.0.1:" + std::to_string(m_port) + (path.empty() ? "" : "/" + path);
+        return std::string(m_tls ? "https" : "http") + "://127.0.0.1:" + std::to_string(m_port) +
+               (path.empty() ? "" : "/" + path);
+    }
+    /// The requests served so far, one line each: "HTTP/1.1 3 /a/c/0" (protocol, connection, URI).
+    std::vector<std::string> access_log() const
+    {
+        std::vector<std::string> lines;
+        std::ifstream in(m_dir.path() / "access.log");
+        for (std::string line; std::getline(in, line);)
+        {
+            lines.push_back(line);
+        }
+        return lines;
     }
 
 private:
@@ -195,6 +237,7 @@ private:
         }
     }
     temp_dir m_dir;
+    bool m_tls = false;
     pid_t m_pid = -1;
     int m_port = -1;
     std::string m_problem;
@@ -297,6 +340,7 @@ enum class fault
 {
     status_503,        ///< answer 503 (nginx is not asked)
     status_429,        ///< answer 429 with Retry-After: 0
+    status_503_wait_1, ///< answer 503 with Retry-After: 1 (seconds)
     stall,             ///< send nothing until the client gives up
     stall_mid_body,    ///< send the headers and half the body, then nothing
     reset,             ///< reset the connection before answering
@@ -630,13 +674,15 @@ private:
     bool answer(int c, const std::string& request, const std::string& line, bool is_head)
     {
         const auto f = take_fault(line);
-        if (f == fault::status_503 || f == fault::status_429)
+        if (f == fault::status_503 || f == fault::status_429 || f == fault::status_503_wait_1)
         {
             committed(*f);
-            return reply(c, *f == fault::status_503
-                                ? "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
-                                : "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\n"
-                                  "Content-Length: 0\r\n\r\n");
+            return reply(
+                c, *f == fault::status_503   ? "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"
+                   : *f == fault::status_429 ? "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 0\r\n"
+                                               "Content-Length: 0\r\n\r\n"
+                                             : "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\n"
+                                               "Content-Length: 0\r\n\r\n");
         }
         if (f == fault::stall)
         {

@@ -18,7 +18,10 @@
 #include "../store/concepts.hpp"
 #include "io.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -39,8 +42,11 @@ public:
     virtual std::unique_ptr<range_reader> open_reader(std::string key) const = 0;
     /// Call f with the object at `key` while holding the store's lock for it (lockable_store).
     /// `max_whole` caps the whole-object read of a store without object handles.
-    virtual void write_object(std::string key, std::uint64_t max_whole,
+    virtual void write_object(std::string key, std::uint64_t max_whole, write_posts* posts,
                               zarrxt::detail::function_ref<void(object_io&)> f) = 0;
+    /// The posts of one write operation when the store is a posting_store (else null): at most
+    /// `max_bytes` of posted objects are held in flight.
+    virtual std::unique_ptr<write_posts> begin_posts(std::uint64_t max_bytes) = 0;
     /// Whether the store starts whole-object reads ahead (object_prefetching_store).
     virtual bool prefetches_objects() const noexcept = 0;
     /// Announce the objects about to be read whole; drop what was not read.
@@ -71,19 +77,45 @@ public:
         return std::make_unique<store_reader<Store>>(m_store, std::move(key));
     }
 
-    void write_object(std::string key, std::uint64_t max_whole,
+    void write_object(std::string key, std::uint64_t max_whole, write_posts* posts,
                       zarrxt::detail::function_ref<void(object_io&)> f) override
     {
         if constexpr (array_writable_store<Store>)
         {
             auto lock = m_store.lock_key(key);
-            store_object_io<Store> io(m_store, std::move(key), max_whole);
+            if constexpr (posting_store<Store>)
+            {
+                // A write of this key still in flight (another operation's) lands before the
+                // current version is read: read-modify-write starts from the newest one.
+                m_store.wait_posted(key);
+            }
+            store_object_io<Store> io(m_store, std::move(key), max_whole, posts);
             f(io);
         }
         else
         {
             // array<...>::write requires array_writable_store: a read-only store never gets here.
             throw array_error(array_errc::invalid_argument, "the store of this array is read-only");
+        }
+    }
+
+    std::unique_ptr<write_posts> begin_posts(std::uint64_t max_bytes) override
+    {
+        if constexpr (array_writable_store<Store> && posting_store<Store>)
+        {
+            if constexpr (requires { m_store.posts_writes(); })
+            {
+                if (!m_store.posts_writes()) // a store that knows only at run time (any_store)
+                {
+                    return nullptr;
+                }
+            }
+            return std::make_unique<posts_for>(m_store, max_bytes);
+        }
+        else
+        {
+            (void)max_bytes;
+            return nullptr;
         }
     }
 
@@ -114,6 +146,105 @@ public:
     }
 
 private:
+    /// The tickets of one operation's posts, oldest first. When the bytes in flight pass the
+    /// budget, the oldest are waited for before more are posted.
+    class posts_for final : public write_posts
+    {
+    public:
+        posts_for(Store& s, std::uint64_t max_bytes)
+            : m_store(s)
+            , m_max(std::max<std::uint64_t>(max_bytes, 1))
+        {
+        }
+        ~posts_for() override
+        {
+            // An operation that failed before finish(): its writes still end before it returns
+            // (their errors are dropped; the operation's own error is reported).
+            for (auto& p : m_pending)
+            {
+                try
+                {
+                    p.ticket.wait();
+                }
+                catch (...)
+                {
+                }
+            }
+        }
+        void post(const std::string& key, buffer bytes) override
+        {
+            const std::uint64_t n = bytes.size();
+            for (;;)
+            {
+                std::unique_lock<std::mutex> g(m_mutex);
+                if (m_pending.empty() || m_bytes + n <= m_max)
+                {
+                    break;
+                }
+                entry oldest = std::move(m_pending.front());
+                m_pending.pop_front();
+                m_bytes -= oldest.bytes;
+                g.unlock();
+                wait_one(oldest);
+            }
+            auto ticket = m_store.post(key, std::move(bytes));
+            std::lock_guard<std::mutex> g(m_mutex);
+            m_pending.push_back(entry{std::move(ticket), n});
+            m_bytes += n;
+        }
+        void finish() override
+        {
+            for (;;)
+            {
+                std::unique_lock<std::mutex> g(m_mutex);
+                if (m_pending.empty())
+                {
+                    break;
+                }
+                entry e = std::move(m_pending.front());
+                m_pending.pop_front();
+                m_bytes -= e.bytes;
+                g.unlock();
+                wait_one(e);
+            }
+            std::lock_guard<std::mutex> g(m_mutex);
+            if (m_error)
+            {
+                std::rethrow_exception(std::exchange(m_error, nullptr));
+            }
+        }
+
+    private:
+        using ticket_type = decltype(std::declval<Store&>().post(std::string_view{}, buffer{}));
+        struct entry
+        {
+            ticket_type ticket;
+            std::uint64_t bytes;
+        };
+        void wait_one(entry& e)
+        {
+            try
+            {
+                e.ticket.wait();
+            }
+            catch (...)
+            {
+                std::lock_guard<std::mutex> g(m_mutex);
+                if (!m_error)
+                {
+                    m_error = std::current_exception();
+                }
+            }
+        }
+
+        Store& m_store;
+        std::uint64_t m_max;
+        std::mutex m_mutex;
+        std::deque<entry> m_pending;
+        std::uint64_t m_bytes = 0;
+        std::exception_ptr m_error;
+    };
+
     Store& m_store;
 };
 

@@ -448,16 +448,31 @@ public:
     virtual const std::string& key() const = 0;
 };
 
+/// The whole-object writes of one write operation on a posting_store: started as they come, many
+/// in flight, all waited for before the operation returns (store/concepts.hpp, posting_store).
+class write_posts
+{
+public:
+    virtual ~write_posts() = default;
+    /// Start writing `bytes` as the object at `key` (may first wait for older writes, to bound the
+    /// bytes held in flight).
+    virtual void post(const std::string& key, buffer bytes) = 0;
+    /// Wait for every write posted; throws the first one's failure.
+    virtual void finish() = 0;
+};
+
 template <class Store>
 class store_object_io final : public object_io
 {
 public:
-    /// `max_whole` caps the whole-object read of a store without object handles.
-    store_object_io(Store& s, std::string key, std::uint64_t max_whole)
+    /// `max_whole` caps the whole-object read of a store without object handles. With `posts`,
+    /// whole objects are posted there instead of written one round trip at a time.
+    store_object_io(Store& s, std::string key, std::uint64_t max_whole, write_posts* posts = nullptr)
         : m_store(s)
         , m_key(key)
         , m_reader(s, std::move(key))
         , m_max_whole(max_whole)
+        , m_posts(posts)
     {
     }
     range_reader& current() override
@@ -481,14 +496,25 @@ public:
     {
         if constexpr (streaming_store<Store>)
         {
-            return std::make_unique<streamed>(m_store.begin_write(m_key));
+            if (m_posts == nullptr)
+            {
+                return std::make_unique<streamed>(m_store.begin_write(m_key));
+            }
+        }
+        // Posted, an object is gathered in memory: an upload sends it whole anyway.
+        return std::make_unique<gathered>(m_store, m_key, m_posts);
+    }
+    void put(byte_view bytes) override
+    {
+        if (m_posts != nullptr)
+        {
+            m_posts->post(m_key, buffer::copy_of(bytes)); // the chunk's bytes are the worker's scratch
         }
         else
         {
-            return std::make_unique<gathered>(m_store, m_key);
+            m_store.set(m_key, bytes);
         }
     }
-    void put(byte_view bytes) override { m_store.set(m_key, bytes); }
     bool erase() override { return m_store.erase(m_key); }
     const std::string& key() const override { return m_key; }
 
@@ -526,28 +552,45 @@ private:
     class gathered final : public object_output
     {
     public:
-        gathered(Store& s, const std::string& key)
+        gathered(Store& s, const std::string& key, write_posts* posts)
             : m_store(s)
             , m_key(key)
+            , m_posts(posts)
             , m_out(m_bytes)
         {
         }
         void append(byte_view bytes) override { m_out.append(bytes); }
         void write_at(std::uint64_t offset, byte_view bytes) override { m_out.write_at(offset, bytes); }
-        std::uint64_t size() const override { return m_bytes.size(); }
-        void commit() override { m_store.set(m_key, m_bytes.view()); }
+        std::uint64_t size() const override { return m_committed ? m_size : m_bytes.size(); }
+        void commit() override
+        {
+            m_size = m_bytes.size();
+            m_committed = true;
+            if (m_posts != nullptr)
+            {
+                m_posts->post(m_key, std::move(m_bytes));
+            }
+            else
+            {
+                m_store.set(m_key, m_bytes.view());
+            }
+        }
 
     private:
         Store& m_store;
         const std::string& m_key;
+        write_posts* m_posts;
         buffer m_bytes;
         buffer_output m_out;
+        std::uint64_t m_size = 0; // what was committed (the bytes may have been moved to a post)
+        bool m_committed = false;
     };
 
     Store& m_store;
     std::string m_key;
     store_reader<Store> m_reader;
     std::uint64_t m_max_whole;
+    write_posts* m_posts;
     std::optional<read_result> m_whole;      // a store without handles: the object read whole,
     std::optional<memory_reader> m_snapshot; // and the reader of that one version
 };

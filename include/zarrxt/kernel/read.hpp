@@ -300,20 +300,48 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
             key_of(i), [&](range_reader& reader)
             { codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx); });
     };
-    if (chain.partial_decoder() != nullptr || !env.store.prefetches_objects() || range.count() < 2)
-    {
-        env.exec.bulk(range.count(), read_chunk);
-        return;
-    }
-    // Whole objects from a store that fetches ahead (many requests in flight): the chunks are
-    // announced a window at the time, the next window while the current one is read, so that the
-    // workers wait for their own chunk only. A window holds what the operation's budget for bytes
-    // in flight allows, counting each chunk at its decoded size (compressed ones are smaller).
     std::uint64_t chunk_bytes = width;
     for (const auto e : m.chunk_shape)
     {
         chunk_bytes *= std::max<std::uint64_t>(1, e);
     }
+    // Shards (a chain with a partial decoder) are fetched whole too when the region covers each
+    // one's part inside the array, so that all their bytes are needed anyway, and a shard is small
+    // next to the cap on one object: then a shard costs one request in a window of many, instead
+    // of an index request and a data request in turn.
+    bool whole_shards = chain.partial_decoder() != nullptr && 2 * chunk_bytes <= env.limits.max_chunk_bytes;
+    for (std::size_t d = 0; d < N && whole_shards; ++d)
+    {
+        const std::uint64_t end = reg.offset[d] + reg.extent[d];
+        whole_shards =
+            reg.offset[d] % m.chunk_shape[d] == 0 && (end == m.shape[d] || end % m.chunk_shape[d] == 0);
+    }
+    if ((chain.partial_decoder() != nullptr && !whole_shards) || !env.store.prefetches_objects() ||
+        range.count() < 2)
+    {
+        env.exec.bulk(range.count(), read_chunk);
+        return;
+    }
+    auto read_whole_shard = [&](std::size_t i, std::size_t worker)
+    {
+        const dims origin = origin_of(i);
+        region_sink<N> sink = sink_of(origin);
+        read_context ctx = context(worker);
+        env.store.read_object(
+            key_of(i),
+            [&](range_reader& reader)
+            {
+                buffer whole;
+                const auto info = reader.read_to(byte_range::all(), env.limits.max_chunk_bytes, whole);
+                memory_reader bytes = info ? memory_reader(whole.view(), reader.key(), info->generation)
+                                           : memory_reader::absent(reader.key());
+                codec::read_region(chain, bytes, clip(reg_box, origin, chunk_shape), sink, ctx);
+            });
+    };
+    // Whole objects from a store that fetches ahead (many requests in flight): the chunks are
+    // announced a window at the time, the next window while the current one is read, so that the
+    // workers wait for their own chunk only. A window holds what the operation's budget for bytes
+    // in flight allows, counting each chunk at its decoded size (compressed ones are smaller).
     const std::size_t window = static_cast<std::size_t>(
         std::clamp<std::uint64_t>(env.limits.max_bytes_in_flight / (2 * chunk_bytes), 2 * workers, 4096));
     const std::size_t count = range.count();
@@ -346,7 +374,18 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
         next = begin + window < count ? keys_of(begin + window) : std::vector<std::string>{};
         env.store.prefetch_objects(next, env.limits.max_chunk_bytes);
         const std::size_t n = std::min(window, count - begin);
-        env.exec.bulk(n, [&](std::size_t k, std::size_t worker) { read_chunk(begin + k, worker); });
+        env.exec.bulk(n,
+                      [&](std::size_t k, std::size_t worker)
+                      {
+                          if (whole_shards)
+                          {
+                              read_whole_shard(begin + k, worker);
+                          }
+                          else
+                          {
+                              read_chunk(begin + k, worker);
+                          }
+                      });
         env.store.cancel_prefetch(current); // normally nothing is left
         current.swap(next);
     }

@@ -10,6 +10,8 @@
  *    at a time and the workers share the encoding of each one's inner chunks;
  *  - a chunk or shard that ends up holding only the fill value is erased instead of stored
  *    (unless the array keeps empty chunks).
+ *  On a posting_store the whole objects are posted (many writes in flight) and the operation
+ *  waits for all of them before it returns.
  *  Edge chunks are stored at full size with the part outside the array set to the fill value,
  *  as zarr-python does.
  */
@@ -58,6 +60,10 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
             ? std::min(env.limits.max_chunk_bytes, env.limits.max_bytes_in_flight / 2)
             : env.limits.max_chunk_bytes;
 
+    // On a posting store (S3, a latency model of one) the objects are sent as they are encoded,
+    // many in flight, and all of them are waited for below: a write that returned is stored.
+    const std::unique_ptr<write_posts> posts = env.store.begin_posts(env.limits.max_bytes_in_flight / 2);
+
     auto write_one = [&](std::size_t i, std::size_t worker, const encode_spread* spread)
     {
         const extents_t<N> coords = range.coords(i);
@@ -90,7 +96,7 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
         ctx.scratch = &scratch[worker];
         ctx.write_empty_chunks = keep_empty;
         ctx.spread = spread;
-        env.store.write_object(std::move(key), max_whole,
+        env.store.write_object(std::move(key), max_whole, posts.get(),
                                [&](object_io& io)
                                { codec::write_region(chain, io, written, bounds, sv, ctx); });
     };
@@ -116,9 +122,16 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
         {
             write_one(i, 0, &spread);
         }
-        return;
     }
-    env.exec.bulk(range.count(), [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
+    else
+    {
+        env.exec.bulk(range.count(),
+                      [&](std::size_t i, std::size_t worker) { write_one(i, worker, nullptr); });
+    }
+    if (posts)
+    {
+        posts->finish();
+    }
 }
 
 } // namespace zarrxt::kernel

@@ -14,6 +14,7 @@
  */
 #pragma once
 
+#include "../detail/posted_write.hpp"
 #include "concepts.hpp"
 #include "key.hpp"
 
@@ -88,6 +89,9 @@ public:
         virtual void prefetch_objects(std::span<const std::string> keys, std::uint64_t max) const = 0;
         virtual void cancel_prefetch(std::span<const std::string> keys) const = 0;
         virtual bool prefetches_objects() const noexcept = 0;
+        virtual detail::posted_write post(std::string_view key, buffer bytes) = 0;
+        virtual void wait_posted(std::string_view key) = 0;
+        virtual bool posts_writes() const noexcept = 0;
         virtual bool writable() const noexcept = 0;
         virtual bool listable() const noexcept = 0;
         virtual std::string describe() const = 0;
@@ -129,6 +133,11 @@ public:
     void cancel_prefetch(std::span<const std::string> keys) const { m_s->cancel_prefetch(keys); }
     /// Whether the held store acts on prefetch_objects (the kernels announce chunks only then).
     bool prefetches_objects() const noexcept { return m_s->prefetches_objects(); }
+    /// Forwarded to a held posting_store; on any other store a post is a set() done at once.
+    detail::posted_write post(std::string_view key, buffer bytes) { return m_s->post(key, std::move(bytes)); }
+    void wait_posted(std::string_view key) { m_s->wait_posted(key); }
+    /// Whether the held store keeps posted writes in flight (the kernels post only then).
+    bool posts_writes() const noexcept { return m_s->posts_writes(); }
 
     /// Whether the held store can write (set, erase) and list.
     bool writable() const noexcept { return m_s->writable(); }
@@ -390,6 +399,37 @@ public:
         }
     }
     bool prefetches_objects() const noexcept override { return object_prefetching_store<S>; }
+    detail::posted_write post(std::string_view key, buffer bytes) override
+    {
+        if constexpr (posting_store<S>)
+        {
+            using ticket = decltype(m_s.post(key, std::move(bytes)));
+            if constexpr (std::same_as<ticket, detail::posted_write>)
+            {
+                return m_s.post(key, std::move(bytes));
+            }
+            else
+            {
+                auto t = std::make_shared<ticket>(m_s.post(key, std::move(bytes)));
+                return detail::posted_write(
+                    std::string(key), std::make_shared<detail::posted_state>([t] { t->wait(); }), m_posted);
+            }
+        }
+        else
+        {
+            set(key, bytes.view());
+            return detail::posted_write(std::string(key), std::make_shared<detail::posted_state>(nullptr),
+                                        m_posted);
+        }
+    }
+    void wait_posted(std::string_view key) override
+    {
+        if constexpr (posting_store<S>)
+        {
+            m_s.wait_posted(key);
+        }
+    }
+    bool posts_writes() const noexcept override { return posting_store<S>; }
     bool writable() const noexcept override { return writable_store<S> && erasable_store<S>; }
     bool listable() const noexcept override { return listable_store<S>; }
     std::string describe() const override { return m_description; }
@@ -410,6 +450,7 @@ private:
 
     S m_s;
     std::string m_description;
+    std::shared_ptr<detail::posted_registry> m_posted = std::make_shared<detail::posted_registry>();
 };
 
 } // namespace detail

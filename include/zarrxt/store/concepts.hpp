@@ -224,6 +224,24 @@ concept object_prefetching_store = requires(const S& s, std::span<const std::str
     s.cancel_prefetch(keys);
 };
 
+/// Optional: a store whose writes are requests to a server keeps many of them in flight.
+/// `post(key, bytes)` starts the write of a whole object and returns a ticket at once (the store
+/// keeps the bytes until the write is done, for its retries); `ticket.wait()` waits for that write
+/// and throws what it failed with. `wait_posted(key)` waits for a write of `key` still in flight
+/// (errors are the poster's to report): a writer that reads the key's current object under
+/// lock_key calls it first, so a read-modify-write never starts from the version before a write
+/// this process has already sent. A write kernel posts every whole object of one operation and
+/// waits for all of them before it returns, so a write that returned is a write that is stored.
+template <class S>
+concept posting_store = requires(S& s, std::string_view key, buffer bytes)
+{
+    {
+        s.post(key, std::move(bytes))
+        } -> std::movable;
+    s.post(key, std::move(bytes)).wait();
+    s.wait_posted(key);
+};
+
 /// A store whose object handles read straight into caller memory.
 template <class S>
 concept direct_object_store = object_store<S> && direct_handle<typename S::object_handle>;

@@ -29,6 +29,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -228,6 +229,7 @@ private:
     std::optional<std::uint64_t> misserved_suffix_total; // a 206 to a suffix with another range
     std::uint64_t keep_begin = 0, keep_end = 0;          // a sliced range, in the server's body
     std::string error_body;                              // the first bytes of an error answer
+    std::optional<std::chrono::seconds> retry_after;     // a 429 / 503's Retry-After
     char curl_error[CURL_ERROR_SIZE] = {};
 
     void reset_attempt()
@@ -244,6 +246,7 @@ private:
         misserved_suffix_total.reset();
         keep_begin = keep_end = 0;
         error_body.clear();
+        retry_after.reset();
         curl_error[0] = '\0';
     }
 };
@@ -670,6 +673,22 @@ inline std::size_t curl_engine::on_header(char* data, std::size_t size, std::siz
     {
         t.content_range = value;
     }
+    else if (name == "retry-after")
+    {
+        // Delay-seconds or an HTTP-date (RFC 9110 10.2.3); anything else is ignored.
+        const std::string v(value);
+        char* end = nullptr;
+        const long long secs = std::strtoll(v.c_str(), &end, 10);
+        if (end != v.c_str() && *end == '\0' && secs >= 0)
+        {
+            t.retry_after = std::chrono::seconds(std::min<long long>(secs, 86400));
+        }
+        else if (const time_t when = curl_getdate(v.c_str(), nullptr); when != -1)
+        {
+            const long long d = static_cast<long long>(when) - static_cast<long long>(std::time(nullptr));
+            t.retry_after = std::chrono::seconds(std::clamp<long long>(d, 0, 86400));
+        }
+    }
     else if (name == "content-length")
     {
         char* end = nullptr;
@@ -787,7 +806,12 @@ inline bool curl_engine::retry(transfer& t)
     const auto ceiling =
         std::min<long long>(m_opt.retry_cap.count(), m_opt.retry_base.count() << std::min(t.attempt - 1, 20));
     std::uniform_int_distribution<long long> pick(0, std::max<long long>(0, ceiling));
-    const auto wait = std::chrono::milliseconds(pick(m_jitter));
+    auto wait = std::chrono::milliseconds(pick(m_jitter));
+    if (t.retry_after && (t.status == 429 || t.status == 503))
+    {
+        // The server said when to come back: not sooner (and not at all past the deadline).
+        wait = std::max<std::chrono::milliseconds>(wait, *t.retry_after);
+    }
     if (now + wait > t.first_start + m_opt.deadline)
     {
         return false;

@@ -17,9 +17,11 @@
  */
 #pragma once
 
+#include "../detail/posted_write.hpp"
 #include "../zarrxt_fwd.hpp"
 #include "concepts.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -61,9 +63,70 @@ struct latency_state
     std::atomic<int> sleeping{0};
     std::atomic<int> peak_sleeping{0};
 
+    using clock = std::chrono::steady_clock;
+    /// Each request's [start, answer) for requests_in_flight(); at most max_recorded are kept.
+    static constexpr std::size_t max_recorded = std::size_t{1} << 20;
+    std::mutex recorded_mutex;
+    std::vector<std::pair<clock::time_point, clock::time_point>> recorded;
+    /// Whole objects announced by prefetch_objects and not read yet: when their answer is ready.
+    std::mutex prefetched_mutex;
+    std::map<std::string, clock::time_point, std::less<>> prefetched;
+    std::shared_ptr<posted_registry> posted = std::make_shared<posted_registry>();
+
     explicit latency_state(latency_options o)
         : options(o)
     {
+    }
+
+    void record(clock::time_point start, clock::time_point ready)
+    {
+        std::lock_guard<std::mutex> g(recorded_mutex);
+        if (recorded.size() < max_recorded)
+        {
+            recorded.emplace_back(start, ready);
+        }
+    }
+
+    /// A request sent now: when its answer is ready (drawn and recorded, not slept).
+    clock::time_point send() noexcept
+    {
+        const auto now = clock::now();
+        const auto ready = now + draw();
+        record(now, ready);
+        return ready;
+    }
+
+    /// The whole-object answer of `key` prefetched earlier, taken (once).
+    std::optional<clock::time_point> take_prefetched(std::string_view key)
+    {
+        std::lock_guard<std::mutex> g(prefetched_mutex);
+        auto it = prefetched.find(key);
+        if (it == prefetched.end())
+        {
+            return std::nullopt;
+        }
+        const auto t = it->second;
+        prefetched.erase(it);
+        return t;
+    }
+
+    /// A whole read of `key`: its prefetched answer's time, or a fresh round trip.
+    void arrive_whole(std::string_view key, byte_range r)
+    {
+        std::optional<clock::time_point> ready;
+        if (r.is_all())
+        {
+            ready = take_prefetched(key);
+        }
+        if (ready)
+        {
+            prefetched_reads.fetch_add(1);
+            sleep_until(*ready);
+        }
+        else
+        {
+            delay();
+        }
     }
 
     /// The delay of the next request: drawn without a lock (splitmix64 of seed and request number),
@@ -98,11 +161,7 @@ struct latency_state
     }
 
     /// One request's round trip, slept now.
-    void delay() noexcept
-    {
-        const auto d = draw();
-        sleep_until(std::chrono::steady_clock::now() + d);
-    }
+    void delay() noexcept { sleep_until(send()); }
 };
 
 /// latency_store's object handle, declared only when the wrapped store hands out handles (so
@@ -153,7 +212,7 @@ struct latency_handles<S, true>
             {
                 return;
             }
-            const auto ready = std::chrono::steady_clock::now() + m_s->draw();
+            const auto ready = m_s->send(); // one batch, one round trip
             {
                 std::lock_guard<std::mutex> g(m_pending->mutex);
                 for (const auto& r : ranges)
@@ -226,13 +285,13 @@ public:
 
     std::optional<read_result> read(std::string_view key, byte_range r, std::uint64_t max) const
     {
-        m_s->delay();
+        m_s->arrive_whole(key, r);
         return m_inner.read(key, r, max);
     }
     std::optional<object_info> read_to(std::string_view key, byte_range r, std::uint64_t max,
                                        buffer& out) const requires buffered_store<S>
     {
-        m_s->delay();
+        m_s->arrive_whole(key, r);
         return m_inner.read_to(key, r, max, out);
     }
     std::optional<object_info> read_into(std::string_view key, std::uint64_t offset,
@@ -256,7 +315,7 @@ public:
     auto open_object_and_read(std::string_view key, byte_range r, std::uint64_t max,
                               buffer& out) const requires object_store<S>
     {
-        m_s->delay();
+        m_s->arrive_whole(key, r);
         if constexpr (open_reading_store<S>)
         {
             return wrap(m_inner.open_object_and_read(key, r, max, out));
@@ -275,6 +334,68 @@ public:
     {
         m_s->delay();
         m_inner.set(key, data);
+    }
+    /// A write sent now and acknowledged one round trip later (posting_store): the object is
+    /// stored in S at once, and the ticket's wait() sleeps until the acknowledgement, so writes
+    /// posted together overlap their round trips as requests in flight to a server do.
+    detail::posted_write post(std::string_view key, buffer bytes) requires writable_store<S>
+    {
+        const auto ready = m_s->send();
+        m_inner.set(key, bytes.view());
+        auto state = std::make_shared<detail::posted_state>([s = m_s, ready] { s->sleep_until(ready); });
+        return detail::posted_write(std::string(key), std::move(state), m_s->posted);
+    }
+    void wait_posted(std::string_view key) requires writable_store<S> { m_s->posted->wait_for(key); }
+
+    /// Whole-object prefetches (object_prefetching_store): the announced objects are requested
+    /// together, one round trip for all, and each later whole read of one waits for that time
+    /// instead of a round trip of its own.
+    void prefetch_objects(std::span<const std::string> keys, std::uint64_t max) const
+    {
+        if (keys.empty())
+        {
+            return;
+        }
+        const auto now = detail::latency_state::clock::now();
+        const auto ready = now + m_s->draw();
+        {
+            std::lock_guard<std::mutex> g(m_s->prefetched_mutex);
+            for (const auto& k : keys)
+            {
+                m_s->prefetched.emplace(k, ready); // an older announcement's time is kept
+            }
+        }
+        for (std::size_t i = 0; i < keys.size(); ++i)
+        {
+            m_s->record(now, ready);
+        }
+        if constexpr (object_prefetching_store<S>)
+        {
+            m_inner.prefetch_objects(keys, max);
+        }
+    }
+    void cancel_prefetch(std::span<const std::string> keys) const
+    {
+        {
+            std::lock_guard<std::mutex> g(m_s->prefetched_mutex);
+            for (const auto& k : keys)
+            {
+                if (auto it = m_s->prefetched.find(k); it != m_s->prefetched.end())
+                {
+                    m_s->prefetched.erase(it);
+                }
+            }
+        }
+        if constexpr (object_prefetching_store<S>)
+        {
+            m_inner.cancel_prefetch(keys);
+        }
+    }
+    /// Prefetched objects not read yet.
+    std::size_t prefetched_pending() const
+    {
+        std::lock_guard<std::mutex> g(m_s->prefetched_mutex);
+        return m_s->prefetched.size();
     }
     /// Streams through S's writer: the pieces are gathered as an uploader would, and the commit
     /// (the request that publishes the object) pays the delay.
@@ -334,6 +455,56 @@ public:
     }
     /// The most callers asleep in a delay at once (more than one: the delays overlapped).
     int peak_concurrent_delays() const noexcept { return m_s->peak_sleeping.load(); }
+    /// Requests in flight over time, each from when it was sent to when its answer is ready
+    /// (posted writes and prefetched objects included): the most at once, and the mean over the
+    /// time at least one was in flight. Counts the first latency_state::max_recorded requests.
+    struct in_flight_stats
+    {
+        std::size_t requests = 0;
+        std::size_t peak = 0;
+        double mean = 0;
+        std::chrono::nanoseconds busy{0};
+    };
+    in_flight_stats requests_in_flight() const
+    {
+        using tp = detail::latency_state::clock::time_point;
+        std::vector<std::pair<tp, int>> events;
+        {
+            std::lock_guard<std::mutex> g(m_s->recorded_mutex);
+            events.reserve(m_s->recorded.size() * 2);
+            for (const auto& [a, b] : m_s->recorded)
+            {
+                events.emplace_back(a, 1);
+                events.emplace_back(b, -1);
+            }
+        }
+        std::sort(events.begin(), events.end()); // at equal times the ends (-1) come first
+        in_flight_stats st;
+        st.requests = events.size() / 2;
+        std::int64_t open = 0;
+        double area_ns = 0;
+        for (std::size_t i = 0; i < events.size(); ++i)
+        {
+            if (i > 0 && open > 0)
+            {
+                const auto dt =
+                    std::chrono::duration<double, std::nano>(events[i].first - events[i - 1].first);
+                area_ns += static_cast<double>(open) * dt.count();
+                st.busy += std::chrono::duration_cast<std::chrono::nanoseconds>(events[i].first -
+                                                                                events[i - 1].first);
+            }
+            open += events[i].second;
+            st.peak = std::max(st.peak, static_cast<std::size_t>(std::max<std::int64_t>(open, 0)));
+        }
+        st.mean = st.busy.count() > 0 ? area_ns / static_cast<double>(st.busy.count()) : 0.0;
+        return st;
+    }
+    /// Forgets the recorded requests (a benchmark measures one operation).
+    void reset_requests_in_flight()
+    {
+        std::lock_guard<std::mutex> g(m_s->recorded_mutex);
+        m_s->recorded.clear();
+    }
     const latency_options& options() const noexcept { return m_s->options; }
     const S& inner() const noexcept { return m_inner; }
 

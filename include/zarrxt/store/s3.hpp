@@ -22,6 +22,7 @@
 #pragma once
 
 #include "../detail/digest.hpp"
+#include "../detail/posted_write.hpp"
 #include "../detail/s3_xml.hpp"
 #include "concepts.hpp"
 #include "curl_engine.hpp"
@@ -101,6 +102,11 @@ public:
 
     /// PUT (atomic replace), with Content-MD5 and the signed SHA-256 of the body.
     void set(std::string_view key, byte_view data);
+    /// The same PUT, started now and answered later (posting_store): a write of many chunks keeps
+    /// up to max_concurrent_requests of them in flight instead of paying a round trip each.
+    detail::posted_write post(std::string_view key, buffer bytes);
+    /// Waits for a PUT of `key` this store still has in flight (a read-modify-write reads after it).
+    void wait_posted(std::string_view key) const { m_posted->wait_for(key); }
     /// DELETE; whether the key existed (a HEAD first: S3 answers a DELETE of nothing with 204).
     bool erase(std::string_view key);
     /// Every key below `prefix` (all pages), sorted.
@@ -144,6 +150,7 @@ private:
     std::shared_ptr<detail::curl_engine> m_engine;
     http_store m_reader;
     std::shared_ptr<detail::key_lock_table> m_locks = std::make_shared<detail::key_lock_table>();
+    std::shared_ptr<detail::posted_registry> m_posted = std::make_shared<detail::posted_registry>();
 };
 
 /******************
@@ -329,6 +336,27 @@ inline void s3_store::set(std::string_view key, byte_view data)
     m_engine->fetch(std::move(q));
 }
 
+inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
+{
+    // The request refers to the bytes (a retry sends them again): they live in the completion,
+    // which runs once, on the first waiter (or on the ticket's last owner going away).
+    auto body = std::make_shared<buffer>(std::move(bytes));
+    detail::http_request q;
+    q.url = m_reader.url_of(key); // validates the key
+    q.key = std::string(key);
+    q.what = detail::http_request::kind::put;
+    q.upload = body->view();
+    q.headers.push_back("Content-MD5: " + detail::md5_base64(q.upload));
+    if (m_signed)
+    {
+        q.payload_sha256 = detail::sha256_hex(q.upload);
+    }
+    auto ticket = m_engine->submit(std::move(q));
+    auto state =
+        std::make_shared<detail::posted_state>([engine = m_engine, ticket, body] { engine->wait(ticket); });
+    return detail::posted_write(std::string(key), std::move(state), m_posted);
+}
+
 inline bool s3_store::erase(std::string_view key)
 {
     if (!m_reader.stat(key))
@@ -467,6 +495,6 @@ inline std::vector<std::string> s3_store::list_dir(std::string_view prefix) cons
 }
 
 static_assert(array_writable_store<s3_store> && object_store<s3_store> && open_reading_store<s3_store> &&
-              listable_store<s3_store> && object_prefetching_store<s3_store>);
+              listable_store<s3_store> && object_prefetching_store<s3_store> && posting_store<s3_store>);
 
 } // namespace zarrxt
