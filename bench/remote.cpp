@@ -11,13 +11,13 @@
 // w1: the E x E region at [7, 11] of a W1 array served over HTTP (http_store), every value
 // checked against the formula and hashed; then its floor in the same process: libcurl's multi
 // interface fetching exactly the objects and ranges the read needs (a shard: its index by a
-// suffix request, then its touched inner chunks, exactly adjacent ones merged), all in flight at
-// once, each decoded with the raw library as it arrives, then one memcpy of the output.
-// seed: a whole W2 array (1e8 uint8, zstd) read or written over a store 30 ms away: a
+// suffix request, then its touched inner chunks, exactly adjacent ones merged; a shard needed
+// whole: one GET), all in flight at once, each decoded with the raw library as it arrives, then one memcpy of
+// the output. seed: a whole W2 array (1e8 uint8, zstd) read or written over a store 30 ms away: a
 // latency_store over a memory_store holding the array's files (loaded before the timing), or
-// http_store through a proxy that delays every request. The latency floor is the round trips the
-// layout needs at the least (a: 1, the chunks all at once; b, c: 2, the indexes and then the
-// inner chunks) plus the local floor's decode (or encode) divided by the threads. The HTTP floor is
+// http_store through a proxy that delays every request. The latency floor is one round trip
+// (every object requested whole at once, a shard's index with it) plus the local floor's decode
+// (or encode) divided by the threads. The HTTP floor is
 // the libcurl floor above on the same objects.
 // rps: 4 KiB ranges of one object through one handle (read_ranges: one batch), ranges at
 // (i * size) mod (object size - size) for i < N.
@@ -76,18 +76,20 @@ public:
         const std::uint64_t t0 = zxb::now_ns();
         for (std::size_t i = 0; i < m_plan.objects.size(); ++i)
         {
-            if (m_plan.sharded)
+            if (m_plan.sharded && m_plan.objects[i].inner.size() < m_plan.inner_count)
             {
                 add("bytes=-" + std::to_string(m_plan.index_bytes()), i, true, 0, 0);
             }
             else
             {
-                add({}, i, false, 0, 0);
+                add({}, i, false, 0, 0); // a chunk, or a shard all of whose inner chunks are needed
             }
         }
-        int running = 1;
-        while (running > 0)
+        // Until every transfer is finished and taken: a transfer that ends in one perform call
+        // is read from info_read after it (running alone would miss it).
+        while (!m_transfers.empty())
         {
+            int running = 0;
             curl_multi_perform(m_multi, &running);
             int left = 0;
             while (CURLMsg* msg = curl_multi_info_read(m_multi, &left))
@@ -97,7 +99,6 @@ public:
                     finish(msg->easy_handle, msg->data.result);
                 }
             }
-            curl_multi_perform(m_multi, &running);
             if (running > 0)
             {
                 curl_multi_poll(m_multi, nullptr, 0, 1000, nullptr);
@@ -174,26 +175,40 @@ private:
             decode(bytes, t.body.size());
             return;
         }
-        if (t.index)
+        const bool whole = !t.index && t.entries.empty(); // a whole shard: its index is at its end
+        if (t.index || whole)
         {
             const std::uint64_t n = m_plan.index_bytes();
-            if (t.body.size() != n)
+            if (t.body.size() < n || (t.index && t.body.size() != n))
             {
                 zxb::fail("floor: the index of " + url + " has " + std::to_string(t.body.size()) + " bytes");
             }
+            const std::byte* index = bytes + (t.body.size() - n);
             std::uint32_t stored;
-            std::memcpy(&stored, bytes + n - 4, 4);
-            if (zxb::floor_crc32c(bytes, n - 4) != stored)
+            std::memcpy(&stored, index + n - 4, 4);
+            if (zxb::floor_crc32c(index, n - 4) != stored)
             {
                 zxb::fail("floor: index checksum mismatch in " + url);
             }
             std::vector<std::pair<std::uint64_t, std::uint64_t>> entries;
             for (auto linear : m_plan.objects[t.object].inner)
             {
-                const std::byte* p = bytes + 16 * linear;
+                const std::byte* p = index + 16 * linear;
                 entries.emplace_back(zxb::load_le64(p), zxb::load_le64(p + 8));
             }
             std::sort(entries.begin(), entries.end());
+            if (whole)
+            {
+                for (const auto& [off, len] : entries)
+                {
+                    if (off + len > t.body.size())
+                    {
+                        zxb::fail("floor: an inner chunk of " + url + " lies outside it");
+                    }
+                    decode(bytes + off, static_cast<std::size_t>(len));
+                }
+                return;
+            }
             // Exactly adjacent ranges are one request (as the local floor's preads).
             std::size_t k = 0;
             while (k < entries.size())
@@ -271,6 +286,30 @@ private:
     bool m_decode = true;
     std::uint64_t m_requests = 0;
 };
+
+/// GET of a delay proxy's control path (bench/peers/delay_proxy.mjs): "reset" or "stats".
+std::string proxy_control(const std::string& base, const std::string& what)
+{
+    std::string body;
+    CURL* e = curl_easy_init();
+    const std::string url = base + "/__zx/" + what;
+    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(
+        e, CURLOPT_WRITEFUNCTION,
+        +[](char* p, std::size_t s, std::size_t n, void* out)
+        {
+            static_cast<std::string*>(out)->append(p, s * n);
+            return s * n;
+        });
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &body);
+    const CURLcode rc = curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    if (rc != CURLE_OK)
+    {
+        zxb::fail("the delay proxy at " + base + " does not answer " + what);
+    }
+    return body;
+}
 
 /// http_options from --connections and --max-requests (the defaults when absent).
 zx::http_options http_options_of(const zxb::args& args)
@@ -387,12 +426,9 @@ std::uint64_t shard_of(const std::string& layout)
     zxb::fail("--layout must be a, b, c or v2");
 }
 
-/// Round trips the layout needs at the least: the chunks all at once; or the shard indexes,
-/// then the inner chunks.
-std::uint64_t round_trips(const std::string& layout)
-{
-    return shard_of(layout) == 0 ? 1 : 2;
-}
+/// Round trips a whole read needs at the least, whatever the layout: one, every object fetched
+/// whole at once (a shard's index travels with it).
+constexpr std::uint64_t floor_round_trips = 1;
 
 /// Every file below `root`/`name` as the key `name`/relative path.
 zx::memory_store load_array(const std::filesystem::path& root, const std::string& name)
@@ -536,7 +572,7 @@ int run_seed(const zxb::args& args)
             j["recorded_requests"] = st.requests;
             const std::uint64_t dec = local_decode_ns(dir + "/" + name, layout);
             j["floor_decode_ns"] = dec;
-            j["floor_ns"] = round_trips(layout) * delay_ns + dec / std::max(threads, 1u);
+            j["floor_ns"] = floor_round_trips * delay_ns + dec / std::max(threads, 1u);
         }
         else if (op == "write")
         {
@@ -604,7 +640,17 @@ int run_seed(const zxb::args& args)
                                        zx::http_store store(url, http_options_of(args));
                                        auto a = zx::open<std::uint8_t, 1>(store, name, exec);
                                        const std::uint64_t r0 = store.requests_started();
+                                       // The proxy's view of the read alone (not of the open or the floor).
+                                       const std::string proxy = args.str("proxy-stats", "-");
+                                       if (proxy != "-")
+                                       {
+                                           (void)proxy_control(proxy, "reset");
+                                       }
                                        zxb::json o = timed_read(a);
+                                       if (proxy != "-")
+                                       {
+                                           o["proxy"] = zxb::json::parse(proxy_control(proxy, "stats"));
+                                       }
                                        o["requests"] = store.requests_started() - r0;
                                        o["peak_in_flight"] = store.peak_in_flight();
                                        return o;

@@ -314,7 +314,7 @@ TEST_SUITE("store")
 
         // Shards wholly covered by the read are fetched whole, announced together: one request
         // each instead of an index and then its chunks, one shard after the other. A read that
-        // covers them only in part keeps to the index and the ranges it needs.
+        // covers them only in part fetches small ones whole too, larger ones by index and ranges.
         auto b = zx::create<std::uint16_t, 2>(
             s, "b",
             zx::v3_options{
@@ -327,11 +327,28 @@ TEST_SUITE("store")
         CHECK(zxtest::tensors_equal(b.read(), data));
         CHECK(s.prefetched_reads() - p0 == 16);
         CHECK(s.delays() - d0 == 1); // one batch for the 16 shards
-        const std::uint64_t d1 = s.delays();
+        // Small shards (at most 1 MiB decoded) are fetched whole even when a read needs part of them.
+        const std::uint64_t p1 = s.prefetched_reads();
         CHECK(zxtest::tensors_equal(b.read({{1, 0}, {200, 256}}),
                                     xt::view(data, xt::range(1, 201), xt::all())));
-        CHECK(s.delays() - d1 >= 16); // an index request per shard at least
+        CHECK(s.prefetched_reads() - p1 == 16);
         CHECK(s.prefetched_pending() == 0);
+
+        // Larger shards that a read covers only in part keep to their index and the ranges needed.
+        const auto big = zxtest::make_data<std::uint8_t, 2>({2200, 1000}, 3);
+        auto c = zx::create<std::uint8_t, 2>(
+            s, "c",
+            zx::v3_options{.shape = {2200, 1000},
+                           .chunk_shape = {1100, 1000}, // 1.1 MB decoded
+                           .codecs = {zx::sharded({100, 100}, {zx::codec_spec("bytes")})}});
+        c.write({{0, 0}, {2200, 1000}}, big);
+        const std::uint64_t p2 = s.prefetched_reads();
+        const std::uint64_t d2 = s.delays();
+        CHECK(zxtest::tensors_equal(c.read({{1000, 0}, {200, 1000}}),
+                                    xt::view(big, xt::range(1000, 1200), xt::all())));
+        CHECK(s.delays() - d2 >= 4); // per shard: its index, then its batch of ranges
+        CHECK(s.prefetched_pending() == 0);
+        CHECK(s.prefetched_reads() == p2); // nothing fetched whole
     }
 
     TEST_CASE("latency_store: concurrent partial writes of one chunk lose nothing while posts are in flight")

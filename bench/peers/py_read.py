@@ -7,6 +7,10 @@ printed as one JSON object.
     py_read.py zarr-w2 DIR NAME KIND [COUNT]     python3-zarr, W2: z[:] of a 1-d uint8 array
     py_read.py gdal-w2 DIR NAME KIND [COUNT]     GDAL, W2: the multidimensional API's ReadAsArray
 
+DIR may also be an http:// base URL (the remote-store benchmark, bench/remote_harness.py): the
+array is then BASE/NAME, read by python3-zarr through fsspec's HTTPFileSystem (python3-fsspec and
+python3-aiohttp) and by GDAL through /vsicurl/.
+
 Run with Debian's /usr/bin/python3. W1: the region is EXTENT x EXTENT at [7, 11]; every value is
 checked against (row * 17 + col * 31) % 65521 + 1. W2: the whole array (or only its first COUNT
 elements: the harness's probe of whether the peer opens the array at all); KIND is repeated or
@@ -39,6 +43,24 @@ def rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def is_url(root):
+    return root.startswith(("http://", "https://"))
+
+
+def location(root, name):
+    """Where the array NAME of the data set ROOT is, as the peer opens it."""
+    return root.rstrip("/") + "/" + name if is_url(root) else os.path.join(root, name)
+
+
+def gdal_path(path):
+    """GDAL's name for a path: remote arrays go through its /vsicurl/ file system."""
+    # GDAL's defaults are used as they are. GDAL_DISABLE_READDIR_ON_OPEN (EMPTY_DIR or TRUE), the
+    # usual advice for /vsicurl/, changed neither the requests GDAL 3.6's Zarr driver sent to nginx
+    # (counted in its access log: one GET per chunk plus a HEAD before some of them) nor its time,
+    # so it is not set.
+    return "/vsicurl/" + path if is_url(path) else path
+
+
 def read_zarr(path, e):
     import zarr
 
@@ -52,7 +74,7 @@ def read_gdal(path, e):
     from osgeo import gdal
 
     gdal.UseExceptions()
-    ds = gdal.OpenEx(path, gdal.OF_RASTER | gdal.OF_READONLY, allowed_drivers=["Zarr"])
+    ds = gdal.OpenEx(gdal_path(path), gdal.OF_RASTER | gdal.OF_READONLY, allowed_drivers=["Zarr"])
     band = ds.GetRasterBand(1)
     t0 = time.perf_counter_ns()
     v = band.ReadAsArray(11, 7, e, e)  # xoff (column), yoff (row), width, height
@@ -75,7 +97,7 @@ def read_gdal_w2(path, count):
     from osgeo import gdal
 
     gdal.UseExceptions()
-    ds = gdal.OpenEx(path, gdal.OF_MULTIDIM_RASTER | gdal.OF_READONLY, allowed_drivers=["Zarr"])
+    ds = gdal.OpenEx(gdal_path(path), gdal.OF_MULTIDIM_RASTER | gdal.OF_READONLY, allowed_drivers=["Zarr"])
     root = ds.GetRootGroup()
     names = root.GetMDArrayNames() or []  # None when it finds none
     if len(names) != 1:
@@ -94,7 +116,7 @@ def main_w2():
     which, root, name, kind = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     count = int(sys.argv[5]) if len(sys.argv) == 6 else None
     start = rss()
-    v, n, ns = (read_zarr_w2 if which == "zarr-w2" else read_gdal_w2)(os.path.join(root, name), count)
+    v, n, ns = (read_zarr_w2 if which == "zarr-w2" else read_gdal_w2)(location(root, name), count)
     peak = rss()
     if v.shape != (n,) or v.dtype != np.uint8:
         msg = "%s returned shape %s dtype %s, expected (%d,) uint8" % (which, v.shape, v.dtype, n)
@@ -129,7 +151,7 @@ def main():
         return 2
     which, root, name, e = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     start = rss()
-    v, ns = (read_zarr if which == "zarr" else read_gdal)(os.path.join(root, name), e)
+    v, ns = (read_zarr if which == "zarr" else read_gdal)(location(root, name), e)
     peak = rss()
     r = np.arange(7, 7 + e, dtype=np.int64)[:, None]
     c = np.arange(11, 11 + e, dtype=np.int64)[None, :]

@@ -9,6 +9,9 @@
 //       one timed read (Zarr v2 or v3) of a whole 1-d uint8 array, or of its first COUNT elements
 //       (the harness's probe of whether zarrita opens the array at all); KIND is repeated or semi_random
 //
+// DIR may also be an http:// base URL (the remote-store benchmark, bench/remote_harness.py): the
+// array is then read through zarrita's FetchStore (Node's fetch) from BASE/NAME.
+//
 // zarrita is loaded from $ZARRXT_NODE_MODULES (scripts/bench installs it into <build>/npm).
 // zarrita 0.7.5 cannot encode gzip (its encode() throws UnsupportedError); to write v3_gzip
 // with zarrita all the same (its metadata, chunk grid, keys and bytes codec), a stand-in gzip
@@ -31,6 +34,17 @@ if (!NM || !fs.existsSync(path.join(NM, "zarrita", "package.json"))) {
 const zarr = await import(pathToFileURL(path.join(NM, "zarrita", "dist", "src", "index.js")).href);
 const fsStoreUrl = pathToFileURL(path.join(NM, "@zarrita", "storage", "dist", "src", "fs.js")).href;
 const FileSystemStore = (await import(fsStoreUrl)).default;
+const fetchStoreUrl = pathToFileURL(path.join(NM, "@zarrita", "storage", "dist", "src", "fetch.js")).href;
+const FetchStore = (await import(fetchStoreUrl)).default;
+
+// The store of a data set: a directory, or an http:// base URL. FetchStore asks for a shard's
+// index (a suffix of the object) with a HEAD for the size and then a range by default; nginx
+// answers suffix ranges, so useSuffixRequest spares zarrita that extra round trip: the peer runs
+// as well configured as it can be for this server.
+function storeOf(dir) {
+  if (/^https?:\/\//.test(dir)) return new FetchStore(dir, { useSuffixRequest: true });
+  return new FileSystemStore(dir);
+}
 
 const W1 = 4096;
 const w1Value = (r, c) => ((r * 17 + c * 31) % 65521) + 1;
@@ -97,7 +111,7 @@ async function writeW1(dir) {
 
 async function readW1(dir, name, extent) {
   const rssStart = peakRss();
-  const store = new FileSystemStore(dir);
+  const store = storeOf(dir);
   const arr = await zarr.open(zarr.root(store).resolve(name), { kind: "array" }); // v2 or v3
   const sel = [zarr.slice(7, 7 + extent), zarr.slice(11, 11 + extent)];
   const t0 = process.hrtime.bigint();
@@ -131,7 +145,7 @@ function fmix32(h) {
 
 async function readW2(dir, name, kind, count) {
   const rssStart = peakRss();
-  const store = new FileSystemStore(dir);
+  const store = storeOf(dir);
   const arr = await zarr.open(zarr.root(store).resolve(name), { kind: "array" }); // v2 or v3
   const n = count === undefined ? arr.shape[0] : count;
   const t0 = process.hrtime.bigint();

@@ -305,24 +305,29 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     {
         chunk_bytes *= std::max<std::uint64_t>(1, e);
     }
-    // Shards (a chain with a partial decoder) are fetched whole too when the region covers each
-    // one's part inside the array, so that all their bytes are needed anyway, and a shard is small
-    // next to the cap on one object: then a shard costs one request in a window of many, instead
-    // of an index request and a data request in turn.
-    bool whole_shards = chain.partial_decoder() != nullptr && 2 * chunk_bytes <= env.limits.max_chunk_bytes;
-    for (std::size_t d = 0; d < N && whole_shards; ++d)
+    // Objects read by ranges (shards, uncompressed chunks: a chain with a partial decoder) are
+    // fetched whole too, announced like compressed chunks, when all their bytes are needed anyway
+    // (the region covers each one's part inside the array) or when they are small (at most 1 MiB
+    // decoded, where one more round trip costs more than the bytes a range would spare), and one
+    // is small next to the cap on an object: then each costs one request in a window of many,
+    // instead of an index or size request and a data request in turn.
+    constexpr std::uint64_t small_object = std::uint64_t{1} << 20;
+    bool whole_ranged = chain.partial_decoder() != nullptr && 2 * chunk_bytes <= env.limits.max_chunk_bytes;
+    bool covered = true;
+    for (std::size_t d = 0; d < N; ++d)
     {
         const std::uint64_t end = reg.offset[d] + reg.extent[d];
-        whole_shards =
-            reg.offset[d] % m.chunk_shape[d] == 0 && (end == m.shape[d] || end % m.chunk_shape[d] == 0);
+        covered = covered && reg.offset[d] % m.chunk_shape[d] == 0 &&
+                  (end == m.shape[d] || end % m.chunk_shape[d] == 0);
     }
-    if ((chain.partial_decoder() != nullptr && !whole_shards) || !env.store.prefetches_objects() ||
+    whole_ranged = whole_ranged && (covered || chunk_bytes <= small_object);
+    if ((chain.partial_decoder() != nullptr && !whole_ranged) || !env.store.prefetches_objects() ||
         range.count() < 2)
     {
         env.exec.bulk(range.count(), read_chunk);
         return;
     }
-    auto read_whole_shard = [&](std::size_t i, std::size_t worker)
+    auto read_whole = [&](std::size_t i, std::size_t worker)
     {
         const dims origin = origin_of(i);
         region_sink<N> sink = sink_of(origin);
@@ -377,9 +382,9 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
         env.exec.bulk(n,
                       [&](std::size_t k, std::size_t worker)
                       {
-                          if (whole_shards)
+                          if (whole_ranged)
                           {
-                              read_whole_shard(begin + k, worker);
+                              read_whole(begin + k, worker);
                           }
                           else
                           {

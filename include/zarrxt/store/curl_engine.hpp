@@ -49,7 +49,10 @@ struct http_options
     /// Requests in flight at once (the latency one round trip costs is hidden by this many).
     std::size_t max_concurrent_requests = 256;
     /// Connections kept open (reused with keep-alive; HTTP/2 multiplexes requests over them).
-    std::size_t max_connections = 32;
+    /// Over HTTP/1.1 a connection carries one request at a time, so this, not
+    /// max_concurrent_requests, bounds what is on the wire there: as many as the requests in flight
+    /// by default (lower it for a server that limits its connections per client).
+    std::size_t max_connections = 256;
     /// Attempts after the first, for connection errors, timeouts, 429 and 5xx.
     int max_retries = 4;
     /// The first retry waits up to this long (full jitter), doubling each time, at most retry_cap.
