@@ -3,6 +3,12 @@
 // with every optional codec the build found (so each carried link dependency is really linked), and
 // checks the version macros against the version its build system saw (ZARRXT_EXPECTED_VERSION).
 #include <zarrxt/zarrxt.hpp>
+#if ZARRXT_HAS_CURL
+#include <zarrxt/store/http.hpp>
+#endif
+#if ZARRXT_HAS_S3
+#include <zarrxt/store/s3.hpp>
+#endif
 
 #include <cstdio>
 #include <cstring>
@@ -75,6 +81,33 @@ int main()
                                             .codecs = {zx::codec_spec("bytes", {{"endian", "little"}}),
                                                        zx::codec_spec("numcodecs.lz4", {{"acceleration", 1}})}});
 #endif
-    std::printf("libdeflate=%d blosc=%d lz4=%d\n", ZARRXT_HAS_LIBDEFLATE, ZARRXT_HAS_BLOSC, ZARRXT_HAS_LZ4);
+#if ZARRXT_HAS_CURL
+    {
+        // No request is sent: the store is made (libcurl's multi handle) and names a key's URL.
+        const zx::http_store remote("http://127.0.0.1:9/data.zarr/");
+        check(remote.url_of("arr/c/0") == "http://127.0.0.1:9/data.zarr/arr/c/0", "http_store names URLs");
+        std::printf("http_store ok\n");
+    }
+#endif
+#if ZARRXT_HAS_S3
+    {
+        // libcrypto (the payload digest) and expat (a listing page) linked, no request sent.
+        check(zx::detail::sha256_hex(zx::as_bytes("abc")) ==
+                  "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+              "libcrypto's SHA-256");
+        const std::string page = "<ListBucketResult><Contents><Key>k</Key></Contents></ListBucketResult>";
+        check(zx::detail::s3_list_parser::parse(zx::as_bytes(page), "page").keys.size() == 1,
+              "expat parses a listing");
+        zx::s3_options o;
+        o.endpoint = "http://127.0.0.1:9";
+        o.anonymous = true;
+        o.region = "us-east-1";
+        check(zx::s3_store::from_url("s3://bucket/prefix", o).url() == "s3://bucket/prefix",
+              "s3_store from a URL");
+        std::printf("s3_store ok\n");
+    }
+#endif
+    std::printf("libdeflate=%d blosc=%d lz4=%d curl=%d s3=%d\n", ZARRXT_HAS_LIBDEFLATE, ZARRXT_HAS_BLOSC,
+                ZARRXT_HAS_LZ4, ZARRXT_HAS_CURL, ZARRXT_HAS_S3);
     return failures == 0 ? 0 : 1;
 }
