@@ -1121,13 +1121,31 @@ def markdown(rec):
                 "| %s | %s | %.2f | %s | %s |"
                 % (t["what"], t["case"], t["value"], t["target"], "yes" if t["met"] else "**no**")
             )
+    return "\n".join(out + markdown_tail(rec)) + "\n"
+
+
+def record_paths(records, rid):
+    """The JSON and Markdown paths of the record `rid` in `records` (created); records are never
+    overwritten (shared with bench/remote_harness.py)."""
+    os.makedirs(records, exist_ok=True)
+    paths = (os.path.join(records, rid + ".json"), os.path.join(records, rid + ".md"))
+    for p in paths:
+        if os.path.exists(p):
+            die("%s exists; refusing to overwrite a record" % p)
+    return paths
+
+
+def markdown_tail(rec):
+    """The last sections of a record's Markdown: the peers that could not run a case, the notes
+    (shared with bench/remote_harness.py)."""
+    out = []
     if rec.get("peers_unavailable"):
         out += ["", "## Peers that cannot run a case", ""]
         for u in rec["peers_unavailable"]:
             out.append("- %s on %s: %s" % (u["peer"], u["array"], u["reason"]))
     if rec.get("notes"):
         out += ["", "## Notes", ""] + ["- " + n for n in rec["notes"]]
-    return "\n".join(out) + "\n"
+    return out
 
 
 # ---------------------------------------------------------------------------------- compare
@@ -1314,12 +1332,7 @@ def main():
         + (git["commit"] or "nogit")[:8]
         + ("-quick" if args.quick else "")
     )
-    os.makedirs(args.records, exist_ok=True)
-    json_path = os.path.join(args.records, rid + ".json")
-    md_path = os.path.join(args.records, rid + ".md")
-    for p in (json_path, md_path):
-        if os.path.exists(p):
-            die("%s exists; refusing to overwrite a record" % p)
+    json_path, md_path = record_paths(args.records, rid)
 
     rec = {
         "schema": 1,

@@ -21,6 +21,7 @@
 // the libcurl floor above on the same objects.
 // rps: 4 KiB ranges of one object through one handle (read_ranges: one batch), ranges at
 // (i * size) mod (object size - size) for i < N.
+#include "executors.hpp"
 #include "plans.hpp"
 
 #include <zarrxt/store/http.hpp>
@@ -320,17 +321,6 @@ zx::http_options http_options_of(const zxb::args& args)
     return o;
 }
 
-template <class F>
-zxb::json with_executor(unsigned threads, F&& f)
-{
-    if (threads <= 1)
-    {
-        return f(zx::inline_executor{});
-    }
-    zx::thread_pool pool(threads - 1); // the calling thread is the other worker
-    return f(zx::thread_pool_executor(pool));
-}
-
 /// The floor's fetch runs twice untimed first: its connections are open, as zarrxt's are after
 /// open(); the decode pass is then the median of three.
 zxb::json curl_floor_json(zxb::read_plan plan, unsigned threads, long connections)
@@ -367,7 +357,7 @@ int run_w1(const zxb::args& args)
     j["rss_start"] = zxb::peak_rss_bytes();
     try
     {
-        j.update(with_executor(
+        j.update(zxb::with_executor(
             threads,
             [&](auto exec)
             {
@@ -528,6 +518,16 @@ zxb::json timed_read(A& a)
     return o;
 }
 
+/// The latency store's requests in flight over the timed operation (its record since the reset).
+template <class S>
+void add_in_flight(zxb::json& j, const zx::latency_store<S>& store)
+{
+    const auto st = store.requests_in_flight();
+    j["peak_in_flight"] = st.peak;
+    j["mean_in_flight"] = st.mean;
+    j["recorded_requests"] = st.requests;
+}
+
 int run_seed(const zxb::args& args)
 {
     const std::string store_kind = args.str("store");
@@ -551,25 +551,22 @@ int run_seed(const zxb::args& args)
             zx::latency_store<zx::memory_store> store(load_array(dir, name), lo);
             try
             {
-                j.update(with_executor(threads,
-                                       [&](auto exec)
-                                       {
-                                           auto a = zx::open<std::uint8_t, 1>(store, name, exec);
-                                           store.reset_requests_in_flight();
-                                           const std::uint64_t d0 = store.delays();
-                                           zxb::json o = timed_read(a);
-                                           o["requests"] = store.delays() - d0;
-                                           return o;
-                                       }));
+                j.update(zxb::with_executor(threads,
+                                            [&](auto exec)
+                                            {
+                                                auto a = zx::open<std::uint8_t, 1>(store, name, exec);
+                                                store.reset_requests_in_flight();
+                                                const std::uint64_t d0 = store.delays();
+                                                zxb::json o = timed_read(a);
+                                                o["requests"] = store.delays() - d0;
+                                                return o;
+                                            }));
             }
             catch (const std::exception& ex)
             {
                 zxb::fail(std::string("zarrxt failed: ") + ex.what());
             }
-            const auto st = store.requests_in_flight();
-            j["peak_in_flight"] = st.peak;
-            j["mean_in_flight"] = st.mean;
-            j["recorded_requests"] = st.requests;
+            add_in_flight(j, store);
             const std::uint64_t dec = local_decode_ns(dir + "/" + name, layout);
             j["floor_decode_ns"] = dec;
             j["floor_ns"] = floor_round_trips * delay_ns + dec / std::max(threads, 1u);
@@ -582,30 +579,27 @@ int run_seed(const zxb::args& args)
             zx::latency_store<zx::memory_store> store(zx::memory_store{}, lo);
             try
             {
-                j.update(with_executor(threads,
-                                       [&](auto exec)
-                                       {
-                                           zxb::json o;
-                                           auto a = zx::create<std::uint8_t, 1>(store, "ours",
-                                                                                seed_options(layout), exec);
-                                           store.reset_requests_in_flight();
-                                           const std::uint64_t d0 = store.delays();
-                                           const std::uint64_t t0 = zxb::now_ns();
-                                           a.write_raw(zx::region<1>{{0}, {seed_n}}, bytes);
-                                           o["ns"] = zxb::now_ns() - t0;
-                                           o["rss_peak"] = zxb::peak_rss_bytes();
-                                           o["requests"] = store.delays() - d0;
-                                           return o;
-                                       }));
+                j.update(zxb::with_executor(threads,
+                                            [&](auto exec)
+                                            {
+                                                zxb::json o;
+                                                auto a = zx::create<std::uint8_t, 1>(
+                                                    store, "ours", seed_options(layout), exec);
+                                                store.reset_requests_in_flight();
+                                                const std::uint64_t d0 = store.delays();
+                                                const std::uint64_t t0 = zxb::now_ns();
+                                                a.write_raw(zx::region<1>{{0}, {seed_n}}, bytes);
+                                                o["ns"] = zxb::now_ns() - t0;
+                                                o["rss_peak"] = zxb::peak_rss_bytes();
+                                                o["requests"] = store.delays() - d0;
+                                                return o;
+                                            }));
             }
             catch (const std::exception& ex)
             {
                 zxb::fail(std::string("zarrxt failed: ") + ex.what());
             }
-            const auto st = store.requests_in_flight();
-            j["peak_in_flight"] = st.peak;
-            j["mean_in_flight"] = st.mean;
-            j["recorded_requests"] = st.requests;
+            add_in_flight(j, store);
             // Stored when write() returned: read back without delays, every byte compared.
             auto back = zx::open<std::uint8_t, 1>(store.inner(), "ours");
             auto got = back.read();
@@ -634,27 +628,28 @@ int run_seed(const zxb::args& args)
         const std::string name = args.str("name");
         try
         {
-            j.update(with_executor(threads,
-                                   [&](auto exec)
-                                   {
-                                       zx::http_store store(url, http_options_of(args));
-                                       auto a = zx::open<std::uint8_t, 1>(store, name, exec);
-                                       const std::uint64_t r0 = store.requests_started();
-                                       // The proxy's view of the read alone (not of the open or the floor).
-                                       const std::string proxy = args.str("proxy-stats", "-");
-                                       if (proxy != "-")
-                                       {
-                                           (void)proxy_control(proxy, "reset");
-                                       }
-                                       zxb::json o = timed_read(a);
-                                       if (proxy != "-")
-                                       {
-                                           o["proxy"] = zxb::json::parse(proxy_control(proxy, "stats"));
-                                       }
-                                       o["requests"] = store.requests_started() - r0;
-                                       o["peak_in_flight"] = store.peak_in_flight();
-                                       return o;
-                                   }));
+            j.update(zxb::with_executor(threads,
+                                        [&](auto exec)
+                                        {
+                                            zx::http_store store(url, http_options_of(args));
+                                            auto a = zx::open<std::uint8_t, 1>(store, name, exec);
+                                            const std::uint64_t r0 = store.requests_started();
+                                            // The proxy's view of the read alone (not of the open or the
+                                            // floor).
+                                            const std::string proxy = args.str("proxy-stats", "-");
+                                            if (proxy != "-")
+                                            {
+                                                (void)proxy_control(proxy, "reset");
+                                            }
+                                            zxb::json o = timed_read(a);
+                                            if (proxy != "-")
+                                            {
+                                                o["proxy"] = zxb::json::parse(proxy_control(proxy, "stats"));
+                                            }
+                                            o["requests"] = store.requests_started() - r0;
+                                            o["peak_in_flight"] = store.peak_in_flight();
+                                            return o;
+                                        }));
         }
         catch (const std::exception& ex)
         {

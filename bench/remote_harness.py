@@ -749,13 +749,7 @@ def markdown(rec):
         for x in g:
             out.append("| %s | %s | %.3g | %s | %s |" % (x["what"], x["case"], x["value"], x["target"],
                                                        "met" if x["met"] else "**not met**"))
-    if rec.get("peers_unavailable"):
-        out += ["", "## Peers that cannot run a case", ""]
-        for u in rec["peers_unavailable"]:
-            out.append("- %s on %s: %s" % (u["peer"], u["array"], u["reason"]))
-    if rec.get("notes"):
-        out += ["", "## Notes", ""] + ["- " + n for n in rec["notes"]]
-    return "\n".join(out) + "\n"
+    return "\n".join(out + hb.markdown_tail(rec)) + "\n"
 
 
 # --------------------------------------------------------------------------------------- main
@@ -785,12 +779,7 @@ def main():
     git = hb.git_info()
     now = datetime.datetime.now(datetime.timezone.utc)
     rid = now.strftime("%Y%m%d-%H%M%S") + "-" + (git["commit"] or "nogit")[:8] + "-remote"
-    os.makedirs(args.records, exist_ok=True)
-    json_path = os.path.join(args.records, rid + ".json")
-    md_path = os.path.join(args.records, rid + ".md")
-    for p in (json_path, md_path):
-        if os.path.exists(p):
-            die("%s exists; refusing to overwrite a record" % p)
+    json_path, md_path = hb.record_paths(args.records, rid)
 
     node_modules = os.path.join(build, "npm", "node_modules")
     env = child_env(node_modules, vers.get("zarrita"))

@@ -11,6 +11,7 @@
 // timing, after a sync), then reads it back and compares every byte. Each is followed, in the same process,
 // by its floor (floor.hpp). `bandwidth` measures memcpy throughput with 1 and P threads, which bounds the
 // P-thread floor.
+#include "executors.hpp"
 #include "floor.hpp"
 #include "plans.hpp"
 
@@ -151,17 +152,6 @@ zxb::json write_ours(const w2_case& c, const std::string& scratch, const std::ui
     return j;
 }
 
-template <class F>
-zxb::json with_executor(unsigned threads, F&& f)
-{
-    if (threads <= 1)
-    {
-        return f(zx::inline_executor{});
-    }
-    zx::thread_pool pool(threads - 1); // the calling thread is the other worker
-    return f(zx::thread_pool_executor(pool));
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -201,7 +191,7 @@ int main(int argc, char** argv)
         const std::string name = args.str("name");
         try
         {
-            j.update(with_executor(c.threads, [&](auto exec) { return read_ours(c, dir, name, exec); }));
+            j.update(zxb::with_executor(c.threads, [&](auto exec) { return read_ours(c, dir, name, exec); }));
         }
         catch (const std::exception& ex)
         {
@@ -225,7 +215,7 @@ int main(int argc, char** argv)
         zxb::w2_fill(c.semi_random, 0, reinterpret_cast<std::uint8_t*>(src.data()), c.n);
         try
         {
-            j.update(with_executor(
+            j.update(zxb::with_executor(
                 c.threads, [&](auto exec)
                 { return write_ours(c, dir, reinterpret_cast<const std::uint8_t*>(src.data()), exec); }));
         }
