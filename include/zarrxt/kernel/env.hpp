@@ -174,19 +174,7 @@ private:
         void post(const std::string& key, buffer bytes) override
         {
             const std::uint64_t n = bytes.size();
-            for (;;)
-            {
-                std::unique_lock<std::mutex> g(m_mutex);
-                if (m_pending.empty() || m_bytes + n <= m_max)
-                {
-                    break;
-                }
-                entry oldest = std::move(m_pending.front());
-                m_pending.pop_front();
-                m_bytes -= oldest.bytes;
-                g.unlock();
-                wait_one(oldest);
-            }
+            wait_oldest_while([&](std::uint64_t in_flight) { return in_flight + n > m_max; });
             auto ticket = m_store.post(key, std::move(bytes));
             std::lock_guard<std::mutex> g(m_mutex);
             m_pending.push_back(entry{std::move(ticket), n});
@@ -194,19 +182,7 @@ private:
         }
         void finish() override
         {
-            for (;;)
-            {
-                std::unique_lock<std::mutex> g(m_mutex);
-                if (m_pending.empty())
-                {
-                    break;
-                }
-                entry e = std::move(m_pending.front());
-                m_pending.pop_front();
-                m_bytes -= e.bytes;
-                g.unlock();
-                wait_one(e);
-            }
+            wait_oldest_while([](std::uint64_t) { return true; });
             std::lock_guard<std::mutex> g(m_mutex);
             if (m_error)
             {
@@ -221,6 +197,25 @@ private:
             ticket_type ticket;
             std::uint64_t bytes;
         };
+        /// Waits for the oldest posts, one at a time (the lock is not held while waiting), while
+        /// there are any and `more(bytes in flight)` says so.
+        template <class More>
+        void wait_oldest_while(More more)
+        {
+            for (;;)
+            {
+                std::unique_lock<std::mutex> g(m_mutex);
+                if (m_pending.empty() || !more(m_bytes))
+                {
+                    return;
+                }
+                entry oldest = std::move(m_pending.front());
+                m_pending.pop_front();
+                m_bytes -= oldest.bytes;
+                g.unlock();
+                wait_one(oldest);
+            }
+        }
         void wait_one(entry& e)
         {
             try

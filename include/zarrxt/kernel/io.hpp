@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -561,11 +562,10 @@ private:
         }
         void append(byte_view bytes) override { m_out.append(bytes); }
         void write_at(std::uint64_t offset, byte_view bytes) override { m_out.write_at(offset, bytes); }
-        std::uint64_t size() const override { return m_committed ? m_size : m_bytes.size(); }
+        std::uint64_t size() const override { return m_committed.value_or(m_bytes.size()); }
         void commit() override
         {
-            m_size = m_bytes.size();
-            m_committed = true;
+            m_committed = m_bytes.size();
             if (m_posts != nullptr)
             {
                 m_posts->post(m_key, std::move(m_bytes));
@@ -582,8 +582,7 @@ private:
         write_posts* m_posts;
         buffer m_bytes;
         buffer_output m_out;
-        std::uint64_t m_size = 0; // what was committed (the bytes may have been moved to a post)
-        bool m_committed = false;
+        std::optional<std::uint64_t> m_committed; // the size committed (the bytes may have moved to a post)
     };
 
     Store& m_store;

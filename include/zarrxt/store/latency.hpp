@@ -380,10 +380,7 @@ public:
             std::lock_guard<std::mutex> g(m_s->prefetched_mutex);
             for (const auto& k : keys)
             {
-                if (auto it = m_s->prefetched.find(k); it != m_s->prefetched.end())
-                {
-                    m_s->prefetched.erase(it);
-                }
+                m_s->prefetched.erase(k);
             }
         }
         if constexpr (object_prefetching_store<S>)

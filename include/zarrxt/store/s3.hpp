@@ -138,6 +138,9 @@ private:
 
     /// ListObjectsV2 pages for the bucket prefix `p` (delimiter "/" when `dir`); errors name `key`.
     std::vector<detail::s3_list_page> list_pages(const std::string& p, bool dir, std::string_view key) const;
+    /// The PUT of `data` as `key` (Content-MD5, and the body's SHA-256 when signed); `data` must
+    /// outlive the request.
+    detail::http_request put_request(std::string_view key, byte_view data) const;
     /// The bucket-relative prefix of a store key prefix ("a/b" -> "prefix/a/b/").
     std::string bucket_prefix_of(std::string_view prefix) const;
 
@@ -321,7 +324,7 @@ inline s3_store s3_store::from_url(std::string_view url, s3_options options)
     return s3_store(std::move(bucket), std::move(prefix), std::move(options));
 }
 
-inline void s3_store::set(std::string_view key, byte_view data)
+inline detail::http_request s3_store::put_request(std::string_view key, byte_view data) const
 {
     detail::http_request q;
     q.url = m_reader.url_of(key); // validates the key
@@ -333,7 +336,12 @@ inline void s3_store::set(std::string_view key, byte_view data)
     {
         q.payload_sha256 = detail::sha256_hex(data);
     }
-    m_engine->fetch(std::move(q));
+    return q;
+}
+
+inline void s3_store::set(std::string_view key, byte_view data)
+{
+    m_engine->fetch(put_request(key, data));
 }
 
 inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
@@ -341,17 +349,7 @@ inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
     // The request refers to the bytes (a retry sends them again): they live in the completion,
     // which runs once, on the first waiter (or on the ticket's last owner going away).
     auto body = std::make_shared<buffer>(std::move(bytes));
-    detail::http_request q;
-    q.url = m_reader.url_of(key); // validates the key
-    q.key = std::string(key);
-    q.what = detail::http_request::kind::put;
-    q.upload = body->view();
-    q.headers.push_back("Content-MD5: " + detail::md5_base64(q.upload));
-    if (m_signed)
-    {
-        q.payload_sha256 = detail::sha256_hex(q.upload);
-    }
-    auto ticket = m_engine->submit(std::move(q));
+    auto ticket = m_engine->submit(put_request(key, body->view()));
     auto state =
         std::make_shared<detail::posted_state>([engine = m_engine, ticket, body] { engine->wait(ticket); });
     return detail::posted_write(std::string(key), std::move(state), m_posted);
