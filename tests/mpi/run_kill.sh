@@ -23,7 +23,11 @@ round=0
 while [ $round -lt 3 ] || { [ $interrupted -eq 0 ] && [ $round -lt 13 ]; }; do
   round=$((round + 1))
   rm -f "$dir"/pid-* "$dir/done"
-  last=$((next + 15))
+  # Far more generations than can finish before the kill comes (at most a second after the first
+  # one is done, or when a shard write is caught): 15 once did, on a fast machine, and the round
+  # then had nothing to kill. The kill ends the job either way; 255 is the last generation the
+  # array's values can encode.
+  last=$((next + 1000 > 255 ? 255 : next + 1000))
   timeout 300 "${mpirun[@]}" -np 4 "$tool" generations "$dir" "$next" "$last" > "$log" 2>&1 &
   job=$!
   # Wait for a first generation of this round to be complete.
