@@ -6,6 +6,9 @@
 // fixtures in tests/data/v2 are read without Python.
 #include "interop.hpp"
 
+#include <xtensor/xbuilder.hpp>
+#include <xtensor/xview.hpp>
+
 #include <memory>
 
 namespace zi = zxtest::interop;
@@ -343,6 +346,89 @@ TEST_SUITE("interop")
             }
             CHECK(zi::hex(got) + "\n" == r.output);
         }
+    }
+
+    TEST_CASE("resize and append both ways with zarr-python; a cut edge chunk never brings old rows back")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        using tensor = xt::xtensor<std::int32_t, 2>;
+        zxtest::temp_dir dir("zarrxt-py-resize");
+        zx::filesystem_store store{dir.str()};
+        const std::string path = (dir.path() / "a").string();
+        auto peer = [&](const std::string& args)
+        {
+            auto r =
+                zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " " + args);
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+            return r.output;
+        };
+        // What zarr-python reads: its shape and its values must be the model's.
+        auto python_reads = [&](const tensor& want)
+        {
+            std::string bytes;
+            zi::append_le(bytes, want.data(), want.size());
+            const std::string out = peer("dump-shape " + zxtest::quote(path));
+            const auto eol = out.find('\n');
+            REQUIRE(eol != std::string::npos);
+            CHECK(zx::json::parse(out.substr(0, eol)) == zx::json({want.shape()[0], want.shape()[1]}));
+            CHECK(out.substr(eol + 1) == zi::hex(bytes) + "\n");
+        };
+        // 3 * (C-order index) + 1, the values the peer's append writes.
+        auto peer_values = [](std::size_t r, std::size_t c)
+        {
+            tensor t = tensor::from_shape({r, c});
+            for (std::size_t i = 0; i < t.size(); ++i)
+            {
+                t.data()[i] = static_cast<std::int32_t>(3 * i + 1);
+            }
+            return t;
+        };
+        auto pad = [](const tensor& t, std::size_t r, std::size_t c)
+        {
+            tensor out = tensor::from_shape({r, c});
+            out.fill(-1);
+            const std::size_t rr = std::min(r, t.shape()[0]), cc = std::min(c, t.shape()[1]);
+            xt::view(out, xt::range(0, rr), xt::range(0, cc)) =
+                xt::view(t, xt::range(0, rr), xt::range(0, cc));
+            return out;
+        };
+        auto a =
+            zx::create<std::int32_t, 2>(store, "a",
+                                        zx::v2_options{.shape = {10, 7},
+                                                       .chunks = {4, 3},
+                                                       .compressor = zx::codec_spec("zlib", {{"level", 1}}),
+                                                       .fill_value = zx::scalar(-1)});
+        tensor model = tensor::from_shape({10, 7});
+        for (std::size_t i = 0; i < model.size(); ++i)
+        {
+            model.data()[i] = static_cast<std::int32_t>(i * 7919 % 1000);
+        }
+        a.write({{0, 0}, {10, 7}}, model);
+        // zarrxt shrinks across chunk boundaries, then grows: zarr-python sees fill where the cut was.
+        a.resize({6, 5});
+        model = pad(model, 6, 5);
+        python_reads(model);
+        CHECK(!std::filesystem::exists(dir.path() / "a" / "2.0")); // wholly outside: erased
+        a.resize({13, 9});
+        model = pad(model, 13, 9);
+        python_reads(model);
+        // zarrxt appends rows; zarr-python appends columns; each reads the other's.
+        const tensor rows = peer_values(3, 9);
+        a.append(0, rows);
+        model = xt::concatenate(xt::xtuple(model, rows), 0);
+        python_reads(model);
+        peer("append " + zxtest::quote(path) + " 1 2");
+        model = xt::concatenate(xt::xtuple(model, peer_values(16, 2)), 1);
+        a.refresh();
+        CHECK(a.shape() == std::array<std::uint64_t, 2>{16, 11});
+        CHECK(a.read() == model);
+        // zarr-python 2.13 shrinks by erasing the chunks outside and leaves the cut rows in the
+        // edge chunks; grown again by zarr-python, they would come back. Grown by zarrxt, they do not.
+        peer("resize " + zxtest::quote(path) + " 5,4");
+        a.resize({8, 8});
+        model = pad(pad(model, 5, 4), 8, 8);
+        CHECK(a.read() == model);
+        python_reads(model);
     }
 
     TEST_CASE("zstd checksum frames: numcodecs 0.11 refuses the member, reads and verifies the frames")

@@ -15,12 +15,14 @@
 #include "detail/xtensor.hpp"
 #include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
 #include "region.hpp"
+#include "selection.hpp"
 #include "store/filesystem.hpp"
 #include "zarrxt_fwd.hpp"
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace zarrxt
 {
@@ -89,6 +91,40 @@ public:
     /// Read the whole array.
     tensor_type read() const { return read(region_type::all(shape())); }
 
+    /// Read a selection written as for xt::view, one slice per axis (selection.hpp): ranges with
+    /// steps, xt::all(), integers (the axis is dropped), xt::keep / xt::drop, index vectors and
+    /// std::vector<bool> masks. `a.read(xt::range(0, 100, 10), 3, xt::all())` is rank 2.
+    template <selection_slice... S>
+    xt::xtensor<T, kept_axes<S...>> read(const S&... s) const requires(sizeof...(S) == N && N > 0)
+    {
+        return read(selection<S...>{std::tuple<S...>(s...)});
+    }
+    template <class... S>
+    xt::xtensor<T, kept_axes<S...>> read(const selection<S...>& sel) const
+        requires(sizeof...(S) == N && N > 0);
+
+    /// Read the elements at `points` (coordinate selection), in their order.
+    xt::xtensor<T, 1> read_points(const std::vector<std::array<std::uint64_t, N>>& points) const;
+
+    /// One element (a negative index is array.3, as one past the end is).
+    template <std::integral... I>
+    T at(I... i) const requires(sizeof...(I) == N)
+    {
+        region_type r;
+        bool negative = false;
+        std::size_t d = 0;
+        ((negative = negative || std::cmp_less(i, 0), r.offset[d] = static_cast<std::uint64_t>(i),
+          r.extent[d] = 1, ++d),
+         ...);
+        if (negative)
+        {
+            named([&] { throw array_error(array_errc::out_of_bounds, "at() with a negative index"); });
+        }
+        T v{};
+        read_raw(r, &v);
+        return v;
+    }
+
     /// Read a region into an existing container or view of the region's shape. Destinations with
     /// strides (xtensor containers, strided views) are written in place; others get a temporary.
     template <class E>
@@ -128,8 +164,41 @@ public:
     template <class E>
     void write(const region_type& r, const xt::xexpression<E>& e) requires array_writable_store<Store>;
 
+    /// Write an expression of the selection's shape into the selected elements (select(...), as
+    /// for read). Each box of the plan is one masked write: every chunk it touches is rewritten
+    /// once, under the store's per-key lock, keeping its unselected elements. Where an index
+    /// repeats, the last value given for it is stored.
+    template <class... S, class E>
+    void write(const selection<S...>& sel, const xt::xexpression<E>& e) requires(sizeof...(S) == N && N > 0 &&
+                                                                                 array_writable_store<Store>);
+
+    /// Write values[k] at points[k] (last one wins where points repeat).
+    template <class E>
+    void write_points(const std::vector<std::array<std::uint64_t, N>>& points,
+                      const xt::xexpression<E>& values) requires array_writable_store<Store>;
+
     /// Write raw C-ordered memory of r.elements() values.
     void write_raw(const region_type& r, const T* data) requires array_writable_store<Store>;
+
+    /// Grow or shrink any axes to `new_shape` (v2 and v3), starting from the shape stored now. The
+    /// stored objects wholly outside the new shape are erased; in the edge chunks a boundary cuts,
+    /// the part outside the shape is set to the fill value, so what a later grow uncovers reads as
+    /// the fill value. The metadata document is written last, in one atomic replacement: readers
+    /// that open the array see the old shape or the new one. This handle takes the new shape;
+    /// other handles keep the shape they have until refresh(). Not serialised between writers:
+    /// see docs/resize.md.
+    void resize(const shape_type& new_shape) requires array_writable_store<Store>;
+
+    /// Append `e` along `axis`: its extent on every other axis must be the array's; the array grows
+    /// by its extent on `axis` (from the shape stored now) and `e` is written there before the
+    /// new shape is committed, so a reader never sees the grown shape before its data (and a
+    /// writer that dies midway leaves the old shape). Returns the region written.
+    template <class E>
+    region_type append(std::size_t axis, const xt::xexpression<E>& e) requires array_writable_store<Store>;
+
+    /// Re-read the stored metadata (shape, attributes): after another handle or process resized
+    /// or appended to the array.
+    void refresh() { m_core = checked(m_core->reopened()); }
 
     io_stats stats() const noexcept { return m_core->counters().snapshot(); }
     void reset_stats() noexcept { m_core->counters().reset(); }
@@ -157,6 +226,46 @@ private:
         }
         return s;
     }
+    /// `core` after the dtype and rank checks of the constructor (a reopened core may hold
+    /// metadata that another process replaced).
+    std::shared_ptr<core_type> checked(std::shared_ptr<core_type> core) const
+    {
+        return array(std::move(core), m_settings).m_core;
+    }
+    /// The box buffer of one selection (values, and a mask for writes): grown to the largest box,
+    /// never shrunk, so the boxes of a plan reuse one allocation.
+    struct box_buffer
+    {
+        std::unique_ptr<T[]> values;
+        std::unique_ptr<std::uint8_t[]> mask;
+        std::uint64_t size = 0;
+
+        /// Room for n elements; with `masked`, the first n mask bytes cleared.
+        void fit(std::uint64_t n, bool masked)
+        {
+            if (n > size)
+            {
+                size = n;
+                values = std::make_unique<T[]>(static_cast<std::size_t>(n));
+                mask = masked ? std::make_unique<std::uint8_t[]>(static_cast<std::size_t>(n)) : nullptr;
+            }
+            if (masked)
+            {
+                std::fill_n(mask.get(), n, std::uint8_t{0});
+            }
+        }
+    };
+    /// Points grouped by read unit (indices into `points`), after a bounds check (array.3).
+    std::vector<std::vector<std::size_t>> point_groups(
+        const std::vector<std::array<std::uint64_t, N>>& points) const;
+    /// The bounding box of a group of points.
+    static region_type points_box(const std::vector<std::array<std::uint64_t, N>>& points,
+                                  const std::vector<std::size_t>& group);
+    /// The C-order offset of point p inside box r.
+    static std::uint64_t offset_in(const region_type& r, const std::array<std::uint64_t, N>& p);
+    /// Write the elements of a C-ordered box where mask is non-zero (selection writes).
+    void write_masked(const region_type& r, const T* data,
+                      const std::uint8_t* mask) requires array_writable_store<Store>;
     template <class Options>
     static array create_with(Store& store, std::string_view path, const Options& options, Executor exec, Limits limits);
     void check_read(const region_type& r) const;
@@ -416,6 +525,316 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(
     }
     m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), strides,
                               m_settings.write_empty_chunks);
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::resize(const shape_type& new_shape) requires
+    array_writable_store<Store>
+{
+    named(
+        [&]
+        {
+            std::shared_ptr<core_type> current = checked(m_core->reopened());
+            std::shared_ptr<core_type> next =
+                current->template resize_to<N>(new_shape, m_settings.write_empty_chunks);
+            if (next->metadata().shape != current->metadata().shape)
+            {
+                next->commit_metadata();
+            }
+            m_core = std::move(next);
+        });
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+template <class E>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::append(std::size_t axis,
+                                                                      const xt::xexpression<E>& e)
+    -> region_type requires array_writable_store<Store>
+{
+    const E& expr = e.derived_cast();
+    region_type r;
+    named(
+        [&]
+        {
+            if (axis >= N)
+            {
+                throw array_error(array_errc::invalid_argument, "append along axis " + std::to_string(axis) +
+                                                                    " of an array of rank " +
+                                                                    std::to_string(N));
+            }
+            std::shared_ptr<core_type> current = checked(m_core->reopened());
+            const auto& shape = expr.shape();
+            std::vector<std::uint64_t> grown = current->metadata().shape;
+            bool ok = shape.size() == N;
+            for (std::size_t d = 0; ok && d < N; ++d)
+            {
+                ok = d == axis || static_cast<std::uint64_t>(shape[d]) == grown[d];
+            }
+            if (!ok)
+            {
+                std::vector<std::uint64_t> got(shape.begin(), shape.end());
+                throw array_error(
+                    array_errc::shape_mismatch,
+                    "append of a value of shape " + detail::format_extents(got.data(), got.size()) +
+                        " along axis " + std::to_string(axis) + " to an array of shape " +
+                        detail::format_extents(grown.data(), grown.size()) + ": every other axis must match");
+            }
+            r.extent = to_shape(grown);
+            r.offset[axis] = grown[axis];
+            r.extent[axis] = static_cast<std::uint64_t>(shape[axis]);
+            if (__builtin_add_overflow(grown[axis], r.extent[axis], &grown[axis]))
+            {
+                throw array_error(array_errc::invalid_argument,
+                                  "append overflows the extent of axis " + std::to_string(axis));
+            }
+            std::shared_ptr<core_type> next = current->with_shape(grown);
+            if (r.extent[axis] != 0)
+            {
+                array(next, m_settings, adopt_tag{}).write(r, expr);
+                next->commit_metadata();
+            }
+            m_core = std::move(next);
+        });
+    return r;
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+template <class... S>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read(const selection<S...>& sel) const
+    -> xt::xtensor<T, kept_axes<S...>>
+requires(sizeof...(S) == N && N > 0)
+{
+    using result_type = xt::xtensor<T, kept_axes<S...>>;
+    result_type out;
+    named(
+        [&]
+        {
+            const array_metadata& m = m_core->metadata();
+            const auto plan = detail::plan_selection<N>(sel.slices, m.shape, detail::selection_unit(m));
+            check_limit("max_read_elements", plan.elements(), m_core->limits().max_read_elements);
+            const auto extents = detail::kept_counts<S...>(plan);
+            typename result_type::shape_type shape;
+            std::copy(extents.begin(), extents.end(), shape.begin());
+            out = result_type::from_shape(shape);
+            box_buffer box;
+            plan.template for_each_cell<region_type>(
+                [&](const region_type& r, const auto& groups)
+                {
+                    check_limit("max_read_elements", r.elements(), m_core->limits().max_read_elements);
+                    box.fit(r.elements(), false);
+                    read_raw(r, box.values.get());
+                    detail::for_each_pick<N>(groups, plan.counts,
+                                             [&](std::uint64_t b, std::uint64_t o)
+                                             { out.data()[o] = box.values[b]; });
+                });
+        });
+    return out;
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+template <class... S, class E>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(
+    const selection<S...>& sel,
+    const xt::xexpression<E>& e) requires(sizeof...(S) == N && N > 0 && array_writable_store<Store>)
+{
+    constexpr std::size_t M = kept_axes<S...>;
+    const E& expr = e.derived_cast();
+    named(
+        [&]
+        {
+            const array_metadata& m = m_core->metadata();
+            const auto plan = detail::plan_selection<N>(sel.slices, m.shape, detail::selection_unit(m));
+            const std::array<std::uint64_t, M> want = detail::kept_counts<S...>(plan);
+            const auto& shape = expr.shape();
+            bool ok = shape.size() == M;
+            for (std::size_t d = 0; ok && d < M; ++d)
+            {
+                ok = static_cast<std::uint64_t>(shape[d]) == want[d];
+            }
+            if (!ok)
+            {
+                std::vector<std::uint64_t> got(shape.begin(), shape.end());
+                throw array_error(array_errc::shape_mismatch,
+                                  "value has shape " + detail::format_extents(got.data(), got.size()) +
+                                      ", the selection has shape " + detail::format_extents(want.data(), M));
+            }
+            const xt::xtensor<T, M> values = expr; // evaluated once, C order
+            box_buffer box;
+            plan.template for_each_cell<region_type>(
+                [&](const region_type& r, const auto& groups)
+                {
+                    check_limit("max_read_elements", r.elements(), m_core->limits().max_read_elements);
+                    box.fit(r.elements(), true);
+                    detail::for_each_pick<N>(groups, plan.counts,
+                                             [&](std::uint64_t b, std::uint64_t o)
+                                             {
+                                                 box.values[b] = values.data()[o];
+                                                 box.mask[b] = 1;
+                                             });
+                    write_masked(r, box.values.get(), box.mask.get());
+                });
+        });
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::point_groups(
+    const std::vector<std::array<std::uint64_t, N>>& points) const -> std::vector<std::vector<std::size_t>>
+{
+    const array_metadata& m = m_core->metadata();
+    const std::vector<std::uint64_t> unit = detail::selection_unit(m);
+    for (std::size_t k = 0; k < points.size(); ++k)
+    {
+        for (std::size_t d = 0; d < N; ++d)
+        {
+            if (points[k][d] >= m.shape[d])
+            {
+                throw array_error(array_errc::out_of_bounds,
+                                  "point " + std::to_string(k) + " " +
+                                      detail::format_extents(points[k].data(), N) +
+                                      " is outside the array shape " +
+                                      detail::format_extents(m.shape.data(), m.shape.size()));
+            }
+        }
+    }
+    // The points of one read unit form a group (in their order, so the last of a repeated point
+    // is written last).
+    std::vector<std::size_t> order(points.size());
+    for (std::size_t k = 0; k < order.size(); ++k)
+    {
+        order[k] = k;
+    }
+    auto unit_of = [&](std::size_t k)
+    {
+        std::array<std::uint64_t, N> u{};
+        for (std::size_t d = 0; d < N; ++d)
+        {
+            u[d] = points[k][d] / unit[d];
+        }
+        return u;
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return unit_of(a) < unit_of(b); });
+    std::vector<std::vector<std::size_t>> groups;
+    for (std::size_t i = 0; i < order.size(); ++i)
+    {
+        if (i == 0 || unit_of(order[i]) != unit_of(order[i - 1]))
+        {
+            groups.emplace_back();
+        }
+        groups.back().push_back(order[i]);
+    }
+    return groups;
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::points_box(
+    const std::vector<std::array<std::uint64_t, N>>& points, const std::vector<std::size_t>& group)
+    -> region_type
+{
+    region_type r;
+    std::array<std::uint64_t, N> hi{};
+    for (std::size_t d = 0; d < N; ++d)
+    {
+        r.offset[d] = ~std::uint64_t{0};
+    }
+    for (std::size_t k : group)
+    {
+        for (std::size_t d = 0; d < N; ++d)
+        {
+            r.offset[d] = std::min(r.offset[d], points[k][d]);
+            hi[d] = std::max(hi[d], points[k][d] + 1);
+        }
+    }
+    for (std::size_t d = 0; d < N; ++d)
+    {
+        r.extent[d] = hi[d] - r.offset[d];
+    }
+    return r;
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+std::uint64_t array<T, N, Codecs, Store, IndexCache, Executor, Limits>::offset_in(
+    const region_type& r, const std::array<std::uint64_t, N>& p)
+{
+    std::uint64_t off = 0;
+    for (std::size_t d = 0; d < N; ++d)
+    {
+        off = off * r.extent[d] + (p[d] - r.offset[d]);
+    }
+    return off;
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_points(
+    const std::vector<std::array<std::uint64_t, N>>& points) const -> xt::xtensor<T, 1>
+{
+    xt::xtensor<T, 1> out = xt::xtensor<T, 1>::from_shape({points.size()});
+    named(
+        [&]
+        {
+            check_limit("max_read_elements", points.size(), m_core->limits().max_read_elements);
+            box_buffer box; // a group's box lies in one read unit
+            for (const auto& group : point_groups(points))
+            {
+                const region_type r = points_box(points, group);
+                box.fit(r.elements(), false);
+                read_raw(r, box.values.get());
+                for (std::size_t k : group)
+                {
+                    out.data()[k] = box.values[offset_in(r, points[k])];
+                }
+            }
+        });
+    return out;
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+template <class E>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_points(
+    const std::vector<std::array<std::uint64_t, N>>& points,
+    const xt::xexpression<E>& e) requires array_writable_store<Store>
+{
+    const E& expr = e.derived_cast();
+    named(
+        [&]
+        {
+            if (expr.dimension() != 1 || static_cast<std::size_t>(expr.shape()[0]) != points.size())
+            {
+                throw array_error(array_errc::shape_mismatch, "write_points of " +
+                                                                  std::to_string(points.size()) +
+                                                                  " points needs as many values in one axis");
+            }
+            const xt::xtensor<T, 1> values = expr;
+            box_buffer box;
+            for (const auto& group : point_groups(points))
+            {
+                const region_type r = points_box(points, group);
+                box.fit(r.elements(), true);
+                for (std::size_t k : group)
+                {
+                    const std::uint64_t at = offset_in(r, points[k]);
+                    box.values[at] = values.data()[k];
+                    box.mask[at] = 1;
+                }
+                write_masked(r, box.values.get(), box.mask.get());
+            }
+        });
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_masked(
+    const region_type& r, const T* data, const std::uint8_t* mask) requires array_writable_store<Store>
+{
+    check_write(r);
+    kernel::strides_t<N> strides{};
+    std::int64_t acc = 1;
+    for (std::size_t d = N; d-- > 0;)
+    {
+        strides[d] = acc;
+        acc *= static_cast<std::int64_t>(r.extent[d]);
+    }
+    m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), strides,
+                              m_settings.write_empty_chunks, mask);
 }
 
 } // namespace zarrxt

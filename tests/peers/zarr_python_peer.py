@@ -7,6 +7,10 @@ numcodecs 0.11:
     zarr_python_peer.py write DIR    write a matrix of v2 arrays with zarr-python into DIR
     zarr_python_peer.py verify DIR   check arrays that zarrxt wrote into DIR
     zarr_python_peer.py dump PATH    print one array as zarr-python reads it (hex, see below)
+    zarr_python_peer.py dump-shape PATH    the shape as JSON on one line, then as dump
+    zarr_python_peer.py resize PATH S0,S1,...   zarr-python's resize of one array
+    zarr_python_peer.py append PATH AXIS N     zarr-python's append of N slices along AXIS,
+                                            valued 3 * (C-order index) + 1 (int32)
     zarr_python_peer.py write-groups DIR    write a hierarchy (nested groups with attributes,
                                             arrays inside) into DIR/arrays, described in the
                                             manifest as well (see `groups` below)
@@ -619,6 +623,22 @@ def main(argv):
         return verify(argv[2])
     if len(argv) == 3 and argv[1] == "dump":
         print(le_bytes(zarr.open_array(argv[2], mode="r")[...]).hex())
+        return 0
+    if len(argv) == 3 and argv[1] == "dump-shape":
+        z = zarr.open_array(argv[2], mode="r")
+        print(json.dumps(list(z.shape)))
+        print(le_bytes(z[...]).hex())
+        return 0
+    if len(argv) == 4 and argv[1] == "resize":
+        zarr.open_array(argv[2], mode="r+").resize(*[int(x) for x in argv[3].split(",")])
+        return 0
+    if len(argv) == 5 and argv[1] == "append":
+        # Appends n slices along axis whose values are 3 * (C-order index) + 1, as int32.
+        z = zarr.open_array(argv[2], mode="r+")
+        axis, n = int(argv[3]), int(argv[4])
+        shape = list(z.shape)
+        shape[axis] = n
+        z.append((np.arange(int(np.prod(shape)), dtype="<i4") * 3 + 1).reshape(shape), axis=axis)
         return 0
     if len(argv) == 3 and argv[1] == "write-groups":
         return write_groups(argv[2])

@@ -59,6 +59,10 @@ struct array_view
     std::size_t element_size = 0;
     dims shape;
     sdims strides;
+    /// Write sources only: null, or a byte per element with the strides of `data` (pointing at
+    /// element (0, ..., 0) too) that is non-zero where the source holds a value to store; the
+    /// other elements keep the chunk's old contents (selection writes, selection.hpp).
+    const std::uint8_t* mask = nullptr;
 
     std::uint64_t elements() const noexcept
     {

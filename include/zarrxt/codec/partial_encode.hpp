@@ -75,8 +75,8 @@ void write_region(const Chain& chain, object_io& io, const box& region, const bo
         throw e;
     }
     const sdims cs = array_view::c_strides(shape);
-    const bool covered =
-        region.offset == bounds.offset && region.extent == bounds.extent; // every in-bounds element
+    const bool covered = src.mask == nullptr && region.offset == bounds.offset &&
+                         region.extent == bounds.extent; // every in-bounds element
     bool fully_in = true;
     bool direct = covered; // the chunk is one C-ordered block of the source
     for (std::size_t d = 0; d < shape.size(); ++d)
@@ -117,8 +117,17 @@ void write_region(const Chain& chain, object_io& io, const box& region, const bo
             {
                 dst_off += static_cast<std::int64_t>(region.offset[d]) * cs[d];
             }
-            zarrxt::detail::strided_copy(s.work.data() + dst_off * static_cast<std::int64_t>(width), cs,
-                                         src.data, src.strides, region.extent, width);
+            if (src.mask != nullptr)
+            {
+                zarrxt::detail::masked_strided_copy(
+                    s.work.data() + dst_off * static_cast<std::int64_t>(width), cs, src.data, src.strides,
+                    src.mask, region.extent, width);
+            }
+            else
+            {
+                zarrxt::detail::strided_copy(s.work.data() + dst_off * static_cast<std::int64_t>(width), cs,
+                                             src.data, src.strides, region.extent, width);
+            }
             data = s.work.data();
         }
         if (!ctx.write_empty_chunks && zarrxt::detail::all_equal_fill(data, elements, width, cc.fill))

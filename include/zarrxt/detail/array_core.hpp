@@ -22,6 +22,8 @@
 #include "../options.hpp"
 #include "../store/concepts.hpp"
 
+#include <algorithm>
+#include <array>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -157,11 +159,14 @@ public:
     }
 
     /// Write `src` (element strides `strides`, shaped like `r`) into `r` through the write kernel.
+    /// `mask` (optional): a byte per element with the source's strides; only the elements where it
+    /// is non-zero are written (selection writes).
     template <std::size_t N>
     void write(const region<N>& r, const std::byte* src, const kernel::strides_t<N>& strides,
-               bool write_empty_chunks)
+               bool write_empty_chunks, const std::uint8_t* mask = nullptr)
     {
-        run([&](const auto& env) { kernel::write_region<N>(env, r, src, strides, write_empty_chunks); });
+        run([&](const auto& env)
+            { kernel::write_region<N>(env, r, src, strides, write_empty_chunks, mask); });
     }
 
     /// Replace the attributes and write the metadata document. In v2 a well-formed
@@ -175,6 +180,133 @@ public:
             lift_v2_dimension_names(m_meta);
         }
         write_array_metadata(m_store, m_path, m_meta);
+    }
+
+    /// This array as its metadata is stored now (another handle or process may have resized it or
+    /// replaced its attributes since this core was made), with the same store and policies.
+    std::shared_ptr<array_core> reopened() const { return open(m_store, m_path, m_exec, m_limits); }
+
+    /// A core like this one whose shape is `shape`; nothing is written (see commit_metadata). A
+    /// shape whose size in elements or bytes cannot be represented is array.8.
+    std::shared_ptr<array_core> with_shape(const std::vector<std::uint64_t>& shape) const
+    {
+        array_metadata m = m_meta;
+        if (shape.size() != m.shape.size())
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "a new shape of rank " + std::to_string(shape.size()) +
+                                  " for an array of rank " + std::to_string(m.shape.size()));
+        }
+        m.shape = shape;
+        m.document["shape"] = shape;
+        try
+        {
+            validate_geometry(m);
+        }
+        catch (const metadata_error& e)
+        {
+            throw array_error(array_errc::invalid_argument, "the new shape " +
+                                                                format_extents(shape.data(), shape.size()) +
+                                                                " is not representable: " + e.what());
+        }
+        return std::make_shared<array_core>(m_store, m_path, std::move(m), m_exec, m_limits);
+    }
+
+    /// Write this core's metadata document (the one step of resize and append readers can see:
+    /// the store replaces it atomically, so a reader gets the old shape or the new).
+    void commit_metadata()
+    {
+        std::lock_guard<std::mutex> g(m_meta_mutex);
+        write_array_metadata(m_store, m_path, m_meta);
+    }
+
+    /// Resize to `shape` (see array::resize): returns the core of the new shape, whose metadata is
+    /// written last. Before it, with this core's shape still the stored one:
+    /// - the array's keys are listed once and mapped back to chunk coordinates (a sparse grid costs
+    ///   what is stored, not what the grid could hold); every object outside the old or the new
+    ///   grid is erased (outside the old one only a writer that died before its metadata, or an
+    ///   implementation that leaves such objects, puts any);
+    /// - in the stored edge chunks that the new boundary cuts, the part beyond it is set to the fill
+    ///   value (through this core: it lies inside the old shape), and in those the old boundary
+    ///   cut, the part the new shape uncovers is too (through the new core). So what a later grow
+    ///   uncovers, here or in any other implementation, reads as the fill value, not as old data.
+    /// A crash before the metadata leaves the old shape, with the part being cut away possibly
+    /// already the fill value; never data outside the shape that a later grow could uncover.
+    template <std::size_t N>
+    std::shared_ptr<array_core> resize_to(const std::array<std::uint64_t, N>& shape, bool keep_empty)
+    {
+        const std::vector<std::uint64_t> old_shape = m_meta.shape;
+        std::shared_ptr<array_core> next = with_shape(std::vector<std::uint64_t>(shape.begin(), shape.end()));
+        if (old_shape == next->m_meta.shape)
+        {
+            return next;
+        }
+        const std::vector<std::uint64_t>& c = m_meta.chunk_shape;
+        const std::vector<std::uint64_t> old_grid = m_meta.grid_shape();
+        const std::vector<std::uint64_t> new_grid = next->m_meta.grid_shape();
+        const std::string prefix = m_path.empty() ? std::string() : m_path + "/";
+        std::vector<std::uint64_t> coords(N);
+        std::vector<std::array<std::uint64_t, N>> cut; // stored chunks a boundary goes through
+        for (const std::string& key : m_store.list(m_path))
+        {
+            if (key.compare(0, prefix.size(), prefix) != 0 ||
+                !m_meta.key_encoding.parse_key(std::string_view(key).substr(prefix.size()), coords))
+            {
+                continue;
+            }
+            bool outside = false;
+            bool on_edge = false;
+            for (std::size_t d = 0; d < N; ++d)
+            {
+                outside = outside || coords[d] >= std::min(old_grid[d], new_grid[d]);
+                const bool cuts_new =
+                    shape[d] < old_shape[d] && shape[d] % c[d] != 0 && coords[d] == new_grid[d] - 1;
+                const bool cuts_old =
+                    shape[d] > old_shape[d] && old_shape[d] % c[d] != 0 && coords[d] == old_grid[d] - 1;
+                on_edge = on_edge || cuts_new || cuts_old;
+            }
+            if (outside)
+            {
+                m_store.erase(key);
+            }
+            else if (on_edge)
+            {
+                std::array<std::uint64_t, N> at{};
+                std::copy(coords.begin(), coords.end(), at.begin());
+                cut.push_back(at);
+            }
+        }
+        // One element of the fill value, read with zero strides: no buffer of the region's size.
+        const kernel::strides_t<N> zero{};
+        for (const auto& at : cut)
+        {
+            for (std::size_t d = 0; d < N; ++d)
+            {
+                const bool shrinks = shape[d] < old_shape[d];
+                const std::uint64_t from = shrinks ? shape[d] : old_shape[d];
+                const std::uint64_t lo = at[d] * c[d];
+                if (from % c[d] == 0 || shape[d] == old_shape[d] || from / c[d] != at[d])
+                {
+                    continue;
+                }
+                // The chunk's box inside the shape it is written through, from the boundary on along d.
+                const std::vector<std::uint64_t>& bound = shrinks ? old_shape : next->m_meta.shape;
+                // min(lo + c, bound) without overflowing.
+                auto end_in = [](std::uint64_t lo_, std::uint64_t c_, std::uint64_t bound_)
+                { return lo_ >= bound_ ? lo_ : lo_ + std::min(c_, bound_ - lo_); };
+                region<N> r;
+                for (std::size_t e = 0; e < N; ++e)
+                {
+                    r.offset[e] = at[e] * c[e];
+                    r.extent[e] = end_in(r.offset[e], c[e], bound[e]) - r.offset[e];
+                }
+                const std::uint64_t hi = end_in(lo, c[d], bound[d]);
+                r.offset[d] = from;
+                r.extent[d] = hi > from ? hi - from : 0;
+                (shrinks ? *this : *next).template write<N>(r, m_meta.fill.bytes.data(), zero, keep_empty);
+            }
+        }
+        return next;
     }
 
     // What the handles see (the kernels get a kernel_env from run()). Everything but the store, the

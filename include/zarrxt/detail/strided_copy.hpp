@@ -62,9 +62,10 @@ inline void copy_run(std::byte* dst, std::int64_t dst_stride, const std::byte* s
     }
 }
 
-/// dst[i...] = src[i...] for every index of `shape`; strides in elements.
-inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::byte* src, const sdims& src_strides,
-                         const dims& shape, std::size_t width)
+/// Call run(dst offset, src offset) (in elements) at the start of every innermost row of `shape`,
+/// walking the outer axes with an odometer; nothing for an empty shape, once for rank 0.
+template <class Run>
+inline void for_each_row(const sdims& dst_strides, const sdims& src_strides, const dims& shape, Run&& run)
 {
     const std::size_t rank = shape.size();
     for (auto e : shape)
@@ -76,10 +77,9 @@ inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::by
     }
     if (rank == 0)
     {
-        std::memcpy(dst, src, width);
+        run(std::int64_t{0}, std::int64_t{0});
         return;
     }
-    const auto w = static_cast<std::int64_t>(width);
     dims idx(rank, 0);
     const std::size_t inner = rank - 1;
     while (true)
@@ -91,12 +91,56 @@ inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::by
             doff += static_cast<std::int64_t>(idx[a]) * dst_strides[a];
             soff += static_cast<std::int64_t>(idx[a]) * src_strides[a];
         }
-        copy_run(dst + doff * w, dst_strides[inner], src + soff * w, src_strides[inner], shape[inner], width);
+        run(doff, soff);
         if (!next_index(idx, shape, inner)) // odometer over the outer axes
         {
             return;
         }
     }
+}
+
+/// dst[i...] = src[i...] for every index of `shape`; strides in elements.
+inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::byte* src,
+                         const sdims& src_strides, const dims& shape, std::size_t width)
+{
+    const auto w = static_cast<std::int64_t>(width);
+    if (shape.empty())
+    {
+        std::memcpy(dst, src, width);
+        return;
+    }
+    const std::size_t inner = shape.size() - 1;
+    for_each_row(dst_strides, src_strides, shape,
+                 [&](std::int64_t doff, std::int64_t soff) {
+                     copy_run(dst + doff * w, dst_strides[inner], src + soff * w, src_strides[inner],
+                              shape[inner], width);
+                 });
+}
+
+/// dst[i...] = src[i...] where mask[i...] is non-zero (the mask has the source's strides): a write
+/// of scattered elements (a strided or orthogonal selection) over the old contents of a chunk.
+inline void masked_strided_copy(std::byte* dst, const sdims& dst_strides, const std::byte* src,
+                                const sdims& src_strides, const std::uint8_t* mask, const dims& shape,
+                                std::size_t width)
+{
+    const auto w = static_cast<std::int64_t>(width);
+    const std::size_t rank = shape.size();
+    const std::uint64_t n = rank == 0 ? 1 : shape[rank - 1];
+    const std::int64_t ds = rank == 0 ? 0 : dst_strides[rank - 1];
+    const std::int64_t ss = rank == 0 ? 0 : src_strides[rank - 1];
+    for_each_row(dst_strides, src_strides, shape,
+                 [&](std::int64_t doff, std::int64_t soff)
+                 {
+                     for (std::uint64_t i = 0; i < n; ++i)
+                     {
+                         const std::int64_t si = soff + static_cast<std::int64_t>(i) * ss;
+                         if (mask[si] != 0)
+                         {
+                             std::memcpy(dst + (doff + static_cast<std::int64_t>(i) * ds) * w, src + si * w,
+                                         width);
+                         }
+                     }
+                 });
 }
 
 } // namespace zarrxt::detail

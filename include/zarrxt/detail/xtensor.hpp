@@ -8,9 +8,11 @@
 #include <xtensor/containers/xadapt.hpp>
 #include <xtensor/containers/xtensor.hpp>
 #include <xtensor/core/xexpression.hpp>
+#include <xtensor/views/xslice.hpp>
 #else
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xexpression.hpp>
+#include <xtensor/xslice.hpp>
 #include <xtensor/xtensor.hpp>
 #endif
 

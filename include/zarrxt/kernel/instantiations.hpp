@@ -33,7 +33,8 @@ namespace zarrxt::kernel
         const kernel_env<dynamic_chain>&, const region<N>&, std::byte*, const strides_t<N>&,                 \
         corruption_policy, problem_list*);                                                                   \
     ZARRXT_KERNEL_INSTANTIATION void write_region<N, dynamic_chain>(                                         \
-        const kernel_env<dynamic_chain>&, const region<N>&, const std::byte*, const strides_t<N>&, bool);
+        const kernel_env<dynamic_chain>&, const region<N>&, const std::byte*, const strides_t<N>&, bool,     \
+        const std::uint8_t*);
 
 ZARRXT_KERNELS_FOR(0)
 ZARRXT_KERNELS_FOR(1)

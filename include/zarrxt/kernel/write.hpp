@@ -33,9 +33,12 @@ namespace zarrxt::kernel
 ///
 /// One path for every chain: each stored object the region touches is rewritten through the
 /// chain's partial encoder (codec/partial_encode.hpp), under the store's per-key lock.
+///
+/// `mask` (optional, one byte per element with the source's strides): only the elements where it
+/// is non-zero are written; the others keep their stored values (selection writes).
 template <std::size_t N, class Chain>
 void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std::byte* src,
-                  const strides_t<N>& src_strides, bool keep_empty)
+                  const strides_t<N>& src_strides, bool keep_empty, const std::uint8_t* mask = nullptr)
 {
     const array_metadata& m = env.meta;
     if (reg.empty())
@@ -87,6 +90,7 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
                 static_cast<std::int64_t>(origin[d] + written.offset[d] - reg.offset[d]) * src_strides[d];
         }
         sv.data = const_cast<std::byte*>(src + src_off * static_cast<std::int64_t>(width));
+        sv.mask = mask != nullptr ? mask + src_off : nullptr;
         std::string key = env.chunk_key(coords.data(), N);
 
         write_context ctx;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 namespace zarrxt
 {
@@ -59,6 +60,56 @@ struct chunk_key_encoding
         std::string s;
         append_key(coords, s);
         return s;
+    }
+
+    /// The coordinates of the chunk whose key is `key` in an array of rank `coords.size()`, or
+    /// false when `key` is not one this encoding writes (metadata, a stray file, "01", "c/1/x").
+    /// Listing an array's keys and mapping them back is how resize finds the chunks outside a
+    /// new shape without walking a grid that may be mostly empty.
+    bool parse_key(std::string_view key, std::span<std::uint64_t> coords) const
+    {
+        if (encoding == kind::default_)
+        {
+            if (key.empty() || key[0] != 'c')
+            {
+                return false;
+            }
+            key.remove_prefix(1);
+            if (coords.empty())
+            {
+                return key.empty();
+            }
+            if (key.empty() || key[0] != separator)
+            {
+                return false;
+            }
+            key.remove_prefix(1);
+        }
+        else if (coords.empty())
+        {
+            return key == "0";
+        }
+        for (std::size_t i = 0; i < coords.size(); ++i)
+        {
+            const std::size_t end = i + 1 == coords.size() ? key.size() : key.find(separator);
+            if (end == std::string_view::npos || end == 0)
+            {
+                return false;
+            }
+            const std::string_view digits = key.substr(0, end);
+            // The writer never pads: "01" is another object, not chunk 1.
+            if (digits.size() > 1 && digits[0] == '0')
+            {
+                return false;
+            }
+            const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), coords[i]);
+            if (r.ec != std::errc{} || r.ptr != digits.data() + digits.size())
+            {
+                return false;
+            }
+            key.remove_prefix(i + 1 == coords.size() ? end : end + 1);
+        }
+        return key.empty();
     }
 
     bool operator==(const chunk_key_encoding&) const = default;

@@ -102,7 +102,8 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
         // Inner-chunk coordinates: the written part `ov` and the part inside the array `in`.
         const box ov = clip(region, origin, m_inner);
         const box in = clip(bounds, origin, m_inner);
-        const bool covered = ov.offset == in.offset && ov.extent == in.extent; // every in-bounds element
+        const bool covered = src->mask == nullptr && ov.offset == in.offset &&
+                             ov.extent == in.extent; // every in-bounds element
         bool fully_in_bounds = true;
         std::int64_t src_off = 0;
         bool direct = covered;
@@ -145,8 +146,17 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::stream_shard(
             {
                 dst_off += static_cast<std::int64_t>(ov.offset[d]) * chunk_strides[d];
             }
-            zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width),
-                                         chunk_strides, src_at, src->strides, ov.extent, width);
+            if (src->mask != nullptr)
+            {
+                zarrxt::detail::masked_strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width),
+                                                    chunk_strides, src_at, src->strides, src->mask + src_off,
+                                                    ov.extent, width);
+            }
+            else
+            {
+                zarrxt::detail::strided_copy(chunk.data() + dst_off * static_cast<std::int64_t>(width),
+                                             chunk_strides, src_at, src->strides, ov.extent, width);
+            }
             cv.data = chunk.data();
         }
         if (!ctx.write_empty_chunks &&
@@ -277,7 +287,7 @@ void sharding_indexed<InnerChain, IndexChain, IndexCache>::write_region(object_i
 {
     // The old shard is needed unless the region covers every in-bounds element of the shard. It is
     // read through one handle: its index, then only the ranges the new shard takes from it.
-    bool need_old = false;
+    bool need_old = src.mask != nullptr; // a masked write keeps old elements inside its region
     for (std::size_t d = 0; d < region.offset.size(); ++d)
     {
         need_old = need_old || region.offset[d] != bounds.offset[d] || region.extent[d] != bounds.extent[d];
