@@ -126,20 +126,34 @@ std::vector<resize_layout> resize_layouts()
     };
 }
 
+using resize_array = zx::array<std::int32_t, 2, zx::dynamic_chain, zx::memory_store>;
+
+/// Runs f(store, array, model) once per layout (a subcase each), the 11 x 9 array filled with the model.
+template <class F>
+void for_each_filled_layout(F&& f)
+{
+    for (const auto& l : resize_layouts())
+    {
+        SUBCASE(l.name.c_str())
+        {
+            zx::memory_store s;
+            resize_array a = l.make(s);
+            tensor2 model = make_data<std::int32_t, 2>({11, 9});
+            a.write({{0, 0}, {11, 9}}, model);
+            f(s, a, model);
+        }
+    }
+}
+
 } // namespace
 
 TEST_SUITE("resize")
 {
     TEST_CASE("every sequence of grows and shrinks reads as the truncated and padded model")
     {
-        for (const auto& l : resize_layouts())
-        {
-            SUBCASE(l.name.c_str())
+        for_each_filled_layout(
+            [](zx::memory_store& s, resize_array& a, tensor2& model)
             {
-                zx::memory_store s;
-                auto a = l.make(s);
-                tensor2 model = make_data<std::int32_t, 2>({11, 9});
-                a.write({{0, 0}, {11, 9}}, model);
                 std::mt19937 rng(12345);
                 for (int step = 0; step < 40; ++step)
                 {
@@ -170,8 +184,7 @@ TEST_SUITE("resize")
                         model = v;
                     }
                 }
-            }
-        }
+            });
     }
 
     TEST_CASE(
@@ -249,14 +262,9 @@ TEST_SUITE("resize")
 
     TEST_CASE("append writes the data before the new shape: other handles keep theirs until refresh")
     {
-        for (const auto& l : resize_layouts())
-        {
-            SUBCASE(l.name.c_str())
+        for_each_filled_layout(
+            [](zx::memory_store& s, resize_array& a, tensor2& model)
             {
-                zx::memory_store s;
-                auto a = l.make(s);
-                tensor2 model = make_data<std::int32_t, 2>({11, 9});
-                a.write({{0, 0}, {11, 9}}, model);
                 auto other = zx::open<std::int32_t, 2>(s, "a");
                 // Along axis 0, then axis 1, in pieces that are not chunk-aligned.
                 for (std::size_t n : {1u, 5u, 3u})
@@ -284,8 +292,7 @@ TEST_SUITE("resize")
                                                make_data<std::int32_t, 2>({1, model.shape()[1]}, 2)),
                                     0);
                 CHECK(tensors_equal(zx::open<std::int32_t, 2>(s, "a").read(), model));
-            }
-        }
+            });
     }
 
     TEST_CASE("an append whose write fails leaves the stored shape as it was")

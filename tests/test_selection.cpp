@@ -238,6 +238,14 @@ TEST_SUITE("selection")
         auto a = zx::create<std::int32_t, 2>(s, "a", zx::v3_options{.shape = {4, 3}, .chunk_shape = {2, 2}});
         expect_error<zx::array_error>([&] { (void)a.read(4, xt::all()); }, "zarrxt.array.3", "a");
         expect_error<zx::array_error>([&] { (void)a.read(-5, xt::all()); }, "zarrxt.array.3", "a");
+        // -4 counts from the end (the first row); the message names an index as given, over its type's range.
+        CHECK(a.read(-4, xt::all()) == a.read(0, xt::all()));
+        CHECK_THROWS_WITH_AS((void)a.read(std::uint64_t{9223372036854775813ull}, xt::all()),
+                             doctest::Contains("index 9223372036854775813 is outside axis 0 of extent 4"),
+                             zx::array_error);
+        CHECK_THROWS_WITH_AS((void)a.read(xt::all(), std::numeric_limits<std::int64_t>::min()),
+                             doctest::Contains("index -9223372036854775808 is outside axis 1 of extent 3"),
+                             zx::array_error);
         expect_error<zx::array_error>([&] { (void)a.read(xt::keep(0, 9), xt::all()); }, "zarrxt.array.3",
                                       "a");
         expect_error<zx::array_error>(

@@ -263,7 +263,7 @@ private:
                                   const std::vector<std::size_t>& group);
     /// The C-order offset of point p inside box r.
     static std::uint64_t offset_in(const region_type& r, const std::array<std::uint64_t, N>& p);
-    /// Write the elements of a C-ordered box where mask is non-zero (selection writes).
+    /// Write the elements of a C-ordered box where mask is non-zero (all of them when mask is null).
     void write_masked(const region_type& r, const T* data,
                       const std::uint8_t* mask) requires array_writable_store<Store>;
     template <class Options>
@@ -438,14 +438,8 @@ template <class T, std::size_t N, class Codecs, class Store, class IndexCache, c
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const region_type& r, T* out) const
 {
     check_read(r);
-    kernel::strides_t<N> strides{};
-    std::int64_t acc = 1;
-    for (std::size_t d = N; d-- > 0;)
-    {
-        strides[d] = acc;
-        acc *= static_cast<std::int64_t>(r.extent[d]);
-    }
-    m_core->template read<N>(r, reinterpret_cast<std::byte*>(out), strides, m_settings.on_corruption);
+    m_core->template read<N>(r, reinterpret_cast<std::byte*>(out), kernel::c_strides<N>(r.extent),
+                             m_settings.on_corruption);
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -453,18 +447,14 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_checked(cons
 {
     check_read(r);
     typename tensor_type::shape_type shape;
-    kernel::strides_t<N> strides{};
-    std::int64_t acc = 1;
-    for (std::size_t d = N; d-- > 0;)
+    for (std::size_t d = 0; d < N; ++d)
     {
         shape[d] = static_cast<std::size_t>(r.extent[d]);
-        strides[d] = acc;
-        acc *= static_cast<std::int64_t>(r.extent[d]);
     }
     checked_read result{tensor_type::from_shape(shape), {}};
     problem_list problems;
-    m_core->template read<N>(r, reinterpret_cast<std::byte*>(result.data.data()), strides,
-                             corruption_policy::collect, &problems);
+    m_core->template read<N>(r, reinterpret_cast<std::byte*>(result.data.data()),
+                             kernel::c_strides<N>(r.extent), corruption_policy::collect, &problems);
     result.problems = problems.take();
     return result;
 }
@@ -515,16 +505,7 @@ template <class T, std::size_t N, class Codecs, class Store, class IndexCache, c
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_raw(
     const region_type& r, const T* data) requires array_writable_store<Store>
 {
-    check_write(r);
-    kernel::strides_t<N> strides{};
-    std::int64_t acc = 1;
-    for (std::size_t d = N; d-- > 0;)
-    {
-        strides[d] = acc;
-        acc *= static_cast<std::int64_t>(r.extent[d]);
-    }
-    m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), strides,
-                              m_settings.write_empty_chunks);
+    write_masked(r, data, nullptr);
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -826,14 +807,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_masked(
     const region_type& r, const T* data, const std::uint8_t* mask) requires array_writable_store<Store>
 {
     check_write(r);
-    kernel::strides_t<N> strides{};
-    std::int64_t acc = 1;
-    for (std::size_t d = N; d-- > 0;)
-    {
-        strides[d] = acc;
-        acc *= static_cast<std::int64_t>(r.extent[d]);
-    }
-    m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), strides,
+    m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), kernel::c_strides<N>(r.extent),
                               m_settings.write_empty_chunks, mask);
 }
 

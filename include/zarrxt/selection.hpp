@@ -124,33 +124,46 @@ template <class S>
 std::vector<std::uint64_t> slice_indices(const S& s, std::uint64_t size, std::size_t axis)
 {
     using D = std::decay_t<S>;
-    auto outside = [&](long double i)
-    {
-        throw array_error(array_errc::out_of_bounds, "index " + std::to_string(static_cast<long long>(i)) +
-                                                         " is outside axis " + std::to_string(axis) +
-                                                         " of extent " + std::to_string(size));
-    };
     std::vector<std::uint64_t> out;
+    // The message prints the index as the caller gave it (any integer type, full range).
+    auto outside = [&](auto i)
+    {
+        throw array_error(array_errc::out_of_bounds, "index " + std::to_string(i) + " is outside axis " +
+                                                         std::to_string(axis) + " of extent " +
+                                                         std::to_string(size));
+    };
+    auto push_checked = [&](auto i)
+    {
+        if constexpr (std::is_signed_v<decltype(i)>)
+        {
+            if (i < 0)
+            {
+                outside(i);
+            }
+        }
+        if (static_cast<std::uint64_t>(i) >= size)
+        {
+            outside(i);
+        }
+        out.push_back(static_cast<std::uint64_t>(i));
+    };
     if constexpr (std::is_integral_v<D>)
     {
         if constexpr (std::is_signed_v<D>)
         {
-            const long double i = s < 0 ? static_cast<long double>(s) + static_cast<long double>(size)
-                                        : static_cast<long double>(s);
-            if (i < 0 || i >= static_cast<long double>(size))
+            if (s < 0)
             {
-                outside(static_cast<long double>(s));
+                // Counted from the end, as numpy and xtensor do: -1 is the last index.
+                const std::uint64_t back = static_cast<std::uint64_t>(-(s + 1)) + 1;
+                if (back > size)
+                {
+                    outside(s);
+                }
+                out.push_back(size - back);
+                return out;
             }
-            out.push_back(static_cast<std::uint64_t>(i));
         }
-        else
-        {
-            if (static_cast<std::uint64_t>(s) >= size)
-            {
-                outside(static_cast<long double>(s));
-            }
-            out.push_back(static_cast<std::uint64_t>(s));
-        }
+        push_checked(s);
     }
     else if constexpr (std::is_same_v<D, xt::xall_tag>)
     {
@@ -173,41 +186,19 @@ std::vector<std::uint64_t> slice_indices(const S& s, std::uint64_t size, std::si
         out.reserve(n);
         for (std::size_t k = 0; k < n; ++k)
         {
-            const auto i = s(k);
-            if (i < 0 || static_cast<std::uint64_t>(i) >= size)
-            {
-                outside(static_cast<long double>(i));
-            }
-            out.push_back(static_cast<std::uint64_t>(i));
+            push_checked(s(k));
         }
     }
     else if constexpr (is_keep_or_drop<D>::value)
     {
-        if constexpr (std::is_same_v<D, xt::xdrop_slice<typename D::size_type>>)
+        // xt::keep's own normalize does not check its indices (xt::drop's yields only valid ones):
+        // every index is checked here.
+        D k = s;
+        k.normalize(static_cast<std::size_t>(size));
+        const std::size_t n = static_cast<std::size_t>(k.size());
+        for (std::size_t j = 0; j < n; ++j)
         {
-            D d = s;
-            d.normalize(static_cast<std::size_t>(size));
-            const std::size_t n = static_cast<std::size_t>(d.size());
-            for (std::size_t k = 0; k < n; ++k)
-            {
-                out.push_back(static_cast<std::uint64_t>(d(k)));
-            }
-        }
-        else
-        {
-            // xt::keep's own normalize does not check its indices: check them here.
-            D k = s;
-            k.normalize(static_cast<std::size_t>(size));
-            const std::size_t n = static_cast<std::size_t>(k.size());
-            for (std::size_t j = 0; j < n; ++j)
-            {
-                const auto i = k(j);
-                if (i < 0 || static_cast<std::uint64_t>(i) >= size)
-                {
-                    outside(static_cast<long double>(i));
-                }
-                out.push_back(static_cast<std::uint64_t>(i));
-            }
+            push_checked(k(j));
         }
     }
     else if constexpr (is_index_vector<D>::value)

@@ -76,7 +76,7 @@ public:
                       [&](auto n, const auto& r)
                       {
                           check_limit("max_read_elements", r.elements(), m_core->limits().max_read_elements);
-                          m_core->template read<n.value>(r, out, c_strides<n.value>(r),
+                          m_core->template read<n.value>(r, out, kernel::c_strides<n.value>(r.extent),
                                                          problems != nullptr ? corruption_policy::collect
                                                                              : m_settings.on_corruption,
                                                          problems);
@@ -88,26 +88,14 @@ public:
                      const std::byte* in)
     {
         dispatch_rank(offset, extent,
-                      [&](auto n, const auto& r) {
-                          m_core->template write<n.value>(r, in, c_strides<n.value>(r),
+                      [&](auto n, const auto& r)
+                      {
+                          m_core->template write<n.value>(r, in, kernel::c_strides<n.value>(r.extent),
                                                           m_settings.write_empty_chunks);
                       });
     }
 
 private:
-    template <std::size_t N>
-    static kernel::strides_t<N> c_strides(const region<N>& r)
-    {
-        kernel::strides_t<N> s{};
-        std::int64_t acc = 1;
-        for (std::size_t d = N; d-- > 0;)
-        {
-            s[d] = acc;
-            acc *= static_cast<std::int64_t>(r.extent[d]);
-        }
-        return s;
-    }
-
     template <class F>
     void dispatch_rank(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
                        F&& f) const

@@ -31,19 +31,6 @@ std::uint8_t at(std::string_view s, std::size_t i)
     return i < s.size() ? static_cast<std::uint8_t>(s[i]) : 0;
 }
 
-template <std::size_t N>
-zx::kernel::strides_t<N> c_strides(const zx::region<N>& r)
-{
-    zx::kernel::strides_t<N> s{};
-    std::int64_t acc = 1;
-    for (std::size_t d = N; d-- > 0;)
-    {
-        s[d] = acc;
-        acc *= static_cast<std::int64_t>(r.extent[d]);
-    }
-    return s;
-}
-
 /// Reads `r` into a new buffer; nothing (and false) when the read fails with a zarrxt error.
 template <std::size_t N>
 bool read(core_type& core, const zx::region<N>& r, zx::corruption_policy policy, zx::buffer& out)
@@ -55,7 +42,7 @@ bool read(core_type& core, const zx::region<N>& r, zx::corruption_policy policy,
             zx::check_limit("max_read_elements", r.elements(), core.limits().max_read_elements);
             out.resize_discard(static_cast<std::size_t>(r.elements() * core.metadata().element_size()));
             zx::problem_list problems;
-            core.template read<N>(r, out.data(), c_strides(r), policy,
+            core.template read<N>(r, out.data(), zx::kernel::c_strides<N>(r.extent), policy,
                                   policy == zx::corruption_policy::collect ? &problems : nullptr);
             if (core.metadata().dtype == zx::dtype_id::bool_)
             {
@@ -93,8 +80,8 @@ bool same_elements(const zx::buffer& whole, const zx::region<N>& all, const zx::
     else
     {
         // Row by row: runs along the last axis, located through each buffer's own strides.
-        const auto ws = c_strides(all);
-        const auto ps = c_strides(sub);
+        const auto ws = zx::kernel::c_strides<N>(all.extent);
+        const auto ps = zx::kernel::c_strides<N>(sub.extent);
         const std::uint64_t rows = sub.elements() / sub.extent[N - 1];
         const std::size_t run = static_cast<std::size_t>(sub.extent[N - 1]) * width;
         for (std::uint64_t row = 0; row < rows; ++row)
@@ -173,7 +160,11 @@ void exercise(core_type& core, const control& c)
         const auto v = static_cast<std::uint8_t>(i * 131 + c.flags);
         pattern.data()[i] = static_cast<std::byte>(core.metadata().dtype == zx::dtype_id::bool_ ? v & 1 : v);
     }
-    if (!guarded([&] { core.template write<N>(sub, pattern.data(), c_strides(sub), (c.flags & 4) != 0); }))
+    if (!guarded(
+            [&] {
+                core.template write<N>(sub, pattern.data(), zx::kernel::c_strides<N>(sub.extent),
+                                       (c.flags & 4) != 0);
+            }))
     {
         return;
     }

@@ -278,6 +278,9 @@ public:
         }
         // One element of the fill value, read with zero strides: no buffer of the region's size.
         const kernel::strides_t<N> zero{};
+        // min(lo + c, bound) without overflowing.
+        auto end_in = [](std::uint64_t lo_, std::uint64_t c_, std::uint64_t bound_)
+        { return lo_ >= bound_ ? lo_ : lo_ + std::min(c_, bound_ - lo_); };
         for (const auto& at : cut)
         {
             for (std::size_t d = 0; d < N; ++d)
@@ -291,9 +294,6 @@ public:
                 }
                 // The chunk's box inside the shape it is written through, from the boundary on along d.
                 const std::vector<std::uint64_t>& bound = shrinks ? old_shape : next->m_meta.shape;
-                // min(lo + c, bound) without overflowing.
-                auto end_in = [](std::uint64_t lo_, std::uint64_t c_, std::uint64_t bound_)
-                { return lo_ >= bound_ ? lo_ : lo_ + std::min(c_, bound_ - lo_); };
                 region<N> r;
                 for (std::size_t e = 0; e < N; ++e)
                 {

@@ -27,6 +27,20 @@ using strides_t = std::array<std::int64_t, N>;
 template <std::size_t N>
 using extents_t = std::array<std::uint64_t, N>;
 
+/// Element strides of a C-ordered buffer holding exactly a box of these extents.
+template <std::size_t N>
+constexpr strides_t<N> c_strides(const extents_t<N>& extent) noexcept
+{
+    strides_t<N> s{};
+    std::int64_t acc = 1;
+    for (std::size_t d = N; d-- > 0;)
+    {
+        s[d] = acc;
+        acc *= static_cast<std::int64_t>(extent[d]);
+    }
+    return s;
+}
+
 namespace detail
 {
 
