@@ -548,6 +548,9 @@ TEST_SUITE("hostile/metadata")
              "zarrxt.metadata.3"},
             {"zlib level out of range", "/compressor", R"({"id": "zlib", "level": 42})",
              "zarrxt.metadata.12"},
+            {"lzma check as a float", "/compressor", R"({"id": "lzma", "check": 0.5})", "zarrxt.metadata.3"},
+            {"lzma format as a string", "/compressor", R"({"id": "lzma", "format": "xz"})",
+             "zarrxt.metadata.3"},
             {"zstd checksum not a boolean", "/compressor", R"({"id": "zstd", "checksum": "yes"})",
              "zarrxt.metadata.3"},
             {"blosc shuffle 7", "/compressor", R"({"id": "blosc", "shuffle": 7})", "zarrxt.metadata.4"},
@@ -556,7 +559,8 @@ TEST_SUITE("hostile/metadata")
             {"blosc clevel as a string", "/compressor", R"({"id": "blosc", "clevel": "9"})",
              "zarrxt.metadata.3"},
             {"filters not an array", "/filters", R"("delta")", "zarrxt.metadata.3"},
-            {"a v2 filter zarrxt does not implement", "/filters", R"([{"id": "quantize", "digits": 2, "dtype": "<f4"}])", "zarrxt.metadata.11"},
+            {"a v2 filter zarrxt does not implement", "/filters",
+             R"([{"id": "quantize", "digits": 2, "dtype": "<f4"}])", "zarrxt.metadata.11"},
             {"a malformed v2 filter", "/filters", "[42]", "zarrxt.metadata.11"},
         });
     }

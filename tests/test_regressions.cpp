@@ -389,6 +389,30 @@ TEST_SUITE("regressions")
         CHECK(zx::parse_v2_array(back).codecs == m.codecs);
     }
 
+    TEST_CASE("an lzma compressor with a float check is accepted and its .zarray cannot be written back")
+    {
+        // fuzz_metadata_v2 (tests/fuzz/regressions/metadata_v2/lzma_float_check): format and check
+        // were copied into the codec configuration whatever their JSON type; the v2 writer wants
+        // integers and refused the array's own .zarray. They are now checked when the compressor
+        // is lowered, as a level is: a type error naming the member.
+        const json doc = json::parse(R"({"chunks":[4,4],"compressor":{"id":"lzma","format":null,
+            "check":-1.1111111111111112e+87,"filters":null},"dtype":"<i1","fill_value":0,"filters":null,
+            "order":"F","shape":[6,5],"zarr_format":2})");
+        const auto check =
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.3", "", zx::parse_v2_array(doc));
+        REQUIRE(check);
+        CHECK(std::string(check->what()).find("\"compressor.check\"") != std::string::npos);
+        json fmt = doc;
+        fmt["compressor"]["format"] = 1.5;
+        fmt["compressor"]["check"] = -1;
+        const auto format =
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.3", "", zx::parse_v2_array(fmt));
+        REQUIRE(format);
+        CHECK(std::string(format->what()).find("\"compressor.format\"") != std::string::npos);
+        fmt["compressor"]["format"] = 2;
+        CHECK(zx::parse_v2_array(fmt).codecs.back().configuration["format"] == 2);
+    }
+
     TEST_CASE("an lzma compressor with an unknown member lowers to a chain its own .zarray does not give back")
     {
         // fuzz_metadata_v2 (tests/fuzz/regressions/metadata_v2/lzma_unknown_member): the lowering

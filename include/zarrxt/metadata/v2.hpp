@@ -167,7 +167,9 @@ inline codec_spec lower_v2_compressor(const json& c, std::size_t typesize)
             const bool null_means_default = std::string_view(k) == "format" || std::string_view(k) == "check";
             if (auto it = c.find(k); it != c.end() && !(it->is_null() && null_means_default))
             {
-                cfg[k] = *it;
+                // format and check are integers, checked here as a level is (found by fuzz_metadata_v2:
+                // a float check was accepted, then refused when the .zarray was written back).
+                cfg[k] = null_means_default ? json(as_int(*it, std::string("compressor.") + k)) : *it;
             }
         }
         return codec_spec("numcodecs.lzma", std::move(cfg));
