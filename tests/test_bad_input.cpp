@@ -4,6 +4,7 @@
 // Resource caps (depth, size, decompression bombs) are covered by test_limits.cpp.
 #include "hostile_support.hpp"
 
+#include <chrono>
 #include <zstd.h>
 
 #include <filesystem>
@@ -237,8 +238,14 @@ TEST_SUITE("hostile/metadata")
         std::vector<json> v2_types{"<U7",
                                    "|O",
                                    "|S10",
-                                   "<M8[ns]",
-                                   "<m8[s]",
+                                   "<M8", // numpy's generic datetime: no unit
+                                   "<M8[generic]",
+                                   "<m8[0s]",
+                                   "<M8[2147483648s]", // a count above a C int
+                                   "|M8[s]",
+                                   "<M16[s]",
+                                   "<M8[ns",
+                                   "<M8[Q]",
                                    "|V16",
                                    "<f3",
                                    "|f4",
@@ -324,6 +331,79 @@ TEST_SUITE("hostile/metadata")
             ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "a/zarr.json",
                             zx::open<float, 2>(s, "a"));
         }
+    }
+
+    TEST_CASE("datetime64 / timedelta64 data types and fill values that zarrxt refuses")
+    {
+        const json ns = json::parse(
+            R"({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}})");
+        auto with = [&](const std::string& pointer, const json& v)
+        {
+            json dt = ns;
+            dt[json::json_pointer(pointer)] = v;
+            return dt;
+        };
+        json no_config = ns;
+        no_config.erase("configuration");
+        json extra = with("/configuration/leap_seconds", true);
+        json no_scale = ns;
+        no_scale["configuration"].erase("scale_factor");
+        const std::vector<std::pair<json, const char*>> types{
+            {"numpy.datetime64", "zarrxt.metadata.2"}, // the bare name: no unit
+            {no_config, "zarrxt.metadata.2"},
+            {no_scale, "zarrxt.metadata.2"},
+            {with("/configuration", "ns"), "zarrxt.metadata.3"},
+            {with("/configuration/unit", "generic"), "zarrxt.metadata.5"},
+            {with("/configuration/unit", "10s"), "zarrxt.metadata.5"}, // the count is the scale factor
+            {with("/configuration/unit", ""), "zarrxt.metadata.5"},
+            {with("/configuration/unit", 9), "zarrxt.metadata.3"},
+            {with("/configuration/scale_factor", 0), "zarrxt.metadata.4"},
+            {with("/configuration/scale_factor", -1), "zarrxt.metadata.4"},
+            {with("/configuration/scale_factor", 2147483648), "zarrxt.metadata.4"},
+            {with("/configuration/scale_factor", 1.5), "zarrxt.metadata.3"},
+            {with("/configuration/scale_factor", "1"), "zarrxt.metadata.3"},
+            {extra, "zarrxt.metadata.7"},
+            {with("/name", "numpy.datetime32"), "zarrxt.metadata.5"},
+        };
+        for (const auto& [dt, id] : types)
+        {
+            INFO("data_type: " << dt.dump());
+            zx::memory_store s;
+            json doc = zxhostile::v3_array_doc();
+            doc["data_type"] = dt;
+            doc["fill_value"] = 0;
+            put_doc(s, "a/zarr.json", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, id, "a/zarr.json", zx::open<std::int64_t, 2>(s, "a"));
+        }
+        // Fill values: an integer count or "NaT"; NaN is not NaT, a float is no count.
+        for (const json& fill : {json("NaN"), json("nat"), json(1.5), json(1.0), json(9223372036854775808u),
+                                 json::array({1}), json(true)})
+        {
+            INFO("fill_value: " << fill.dump());
+            zx::memory_store s;
+            json doc = zxhostile::v3_array_doc();
+            doc["data_type"] = ns;
+            doc["fill_value"] = fill;
+            put_doc(s, "a/zarr.json", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "a/zarr.json",
+                            zx::open<std::int64_t, 2>(s, "a"));
+        }
+        // A datetime is not a float array, and not a timedelta.
+        zx::memory_store s;
+        json doc = zxhostile::v3_array_doc();
+        doc["data_type"] = ns;
+        doc["fill_value"] = "NaT";
+        put_doc(s, "a/zarr.json", doc);
+        CHECK(zx::open<std::int64_t, 2>(s, "a").read()(0, 0) == zx::nat);
+        ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "a", zx::open<double, 2>(s, "a"));
+        ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "a",
+                        zx::open<std::chrono::nanoseconds, 2>(s, "a"));
+        // Arithmetic codecs refuse a time array: their arithmetic would ignore the unit and NaT.
+        doc["codecs"] = json::parse(R"([{"name": "scale_offset", "configuration": {"offset": 1}},
+                                       {"name": "bytes", "configuration": {"endian": "little"}}])");
+        put_doc(s, "b/zarr.json", doc);
+        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.12", "b/zarr.json",
+                        zx::open<std::int64_t, 2>(s, "b"));
     }
 
     TEST_CASE("v2 fill value null is accepted, a bad one is refused")

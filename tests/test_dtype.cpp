@@ -1,15 +1,24 @@
-// dtype_traits and the runtime dtype table agree on every supported element type.
+// dtype_traits and the runtime dtype table agree on every supported element type; numpy's time
+// units, their std::chrono mapping and their ISO text; datetime arrays in v3 documents.
+#include "array_support.hpp"
+#include "expect_error.hpp"
 #include "test_support.hpp"
 
+#include <zarrxt/datetime.hpp>
 #include <zarrxt/dtype.hpp>
+#include <zarrxt/zarrxt.hpp>
 
+#include <chrono>
 #include <complex>
+#include <limits>
 
 namespace zx = zarrxt;
 
-using all_types = std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
-                             std::uint32_t, std::uint64_t, zx::float16, float, double, std::complex<float>,
-                             std::complex<double>>;
+using all_types =
+    std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
+               std::uint32_t, std::uint64_t, zx::float16, float, double, std::complex<float>,
+               std::complex<double>, std::chrono::sys_time<std::chrono::nanoseconds>, std::chrono::sys_days,
+               std::chrono::seconds, std::chrono::duration<std::int64_t, std::ratio<10>>>;
 
 TEST_SUITE("dtype")
 {
@@ -34,5 +43,196 @@ TEST_SUITE("dtype")
         CHECK(zx::info(zx::dtype_id::complex64).word == 4);
         CHECK(zx::detail::half_bits(zx::detail::half_from_bits(0x3c00)) == 0x3c00);
         CHECK(static_cast<float>(zx::detail::half_from_bits(0x3c00)) == 1.0f);
+    }
+}
+
+TEST_SUITE("datetime")
+{
+    namespace ch = std::chrono;
+    using zx::time_base;
+    using zx::time_unit;
+
+    TEST_CASE("std::chrono periods map onto numpy units, coarsest whole base first")
+    {
+        static_assert(zx::time_unit_of<std::nano>() == time_unit{time_base::ns, 1});
+        static_assert(zx::time_unit_of<std::ratio<60>>() == time_unit{time_base::m, 1});
+        static_assert(zx::time_unit_of<std::ratio<10>>() == time_unit{time_base::s, 10});
+        static_assert(zx::time_unit_of<std::ratio<120>>() == time_unit{time_base::m, 2});
+        static_assert(zx::time_unit_of<std::ratio<86400>>() == time_unit{time_base::D, 1});
+        static_assert(zx::time_unit_of<std::ratio<604800>>() == time_unit{time_base::W, 1});
+        static_assert(zx::time_unit_of<ch::years::period>() == time_unit{time_base::Y, 1});
+        static_assert(zx::time_unit_of<ch::months::period>() == time_unit{time_base::M, 1});
+        static_assert(zx::time_unit_of<std::atto>() == time_unit{time_base::as, 1});
+        static_assert(!zx::time_unit_of<std::ratio<1, 3>>());
+        static_assert(!zx::time_unit_of<std::ratio<4294967296>>()); // 2^32 s: no count fits a C int
+        static_assert(zx::dtype_of<ch::sys_days>() == zx::dtype_id::datetime64);
+        static_assert(zx::dtype_of<ch::milliseconds>() == zx::dtype_id::timedelta64);
+        static_assert(zx::time_unit_for<ch::sys_days>() == time_unit{time_base::D, 1});
+        static_assert(!zx::time_unit_for<std::int64_t>());
+        // Same length, so the same counts mean the same times.
+        static_assert(zx::same_length({time_base::m, 1}, {time_base::s, 60}));
+        static_assert(zx::same_length({time_base::D, 7}, {time_base::W, 1}));
+        static_assert(!zx::same_length({time_base::s, 1}, {time_base::ms, 1}));
+        static_assert(!zx::same_length({time_base::Y, 1}, {time_base::M, 12})); // calendar units
+        static_assert(zx::same_length({time_base::as, 1000}, {time_base::fs, 1}));
+        CHECK(zx::info(zx::dtype_id::datetime64).size == 8);
+    }
+
+    TEST_CASE("numpy's unit spellings parse and print; generic, zero and oversized counts do not")
+    {
+        CHECK(zx::parse_time_unit("ns") == time_unit{time_base::ns, 1});
+        CHECK(zx::parse_time_unit("10s") == time_unit{time_base::s, 10});
+        CHECK(zx::parse_time_unit("\xce\xbcs") == time_unit{time_base::us, 1});
+        CHECK(zx::parse_time_unit("2147483647D") == time_unit{time_base::D, 2147483647});
+        CHECK_FALSE(zx::parse_time_unit("0s"));
+        CHECK_FALSE(zx::parse_time_unit("2147483648s"));
+        CHECK_FALSE(zx::parse_time_unit("99999999999999999999999s"));
+        CHECK_FALSE(zx::parse_time_unit("generic"));
+        CHECK_FALSE(zx::parse_time_unit(""));
+        CHECK_FALSE(zx::parse_time_unit("10"));
+        CHECK_FALSE(zx::parse_time_unit("S"));
+        CHECK(zx::to_string({time_base::s, 10}) == "10s");
+        CHECK(zx::to_string({time_base::us, 1}) == "us");
+        bool big = false;
+        zx::time_unit u;
+        CHECK(zx::dtype_from_v2_typestr(">m8[10m]", big, &u) == zx::dtype_id::timedelta64);
+        CHECK(big);
+        CHECK(u == time_unit{time_base::m, 10});
+        CHECK(zx::dtype_from_v2_typestr("<M8[D]", big, &u) == zx::dtype_id::datetime64);
+        CHECK(zx::v2_typestr(zx::dtype_id::datetime64, true, {time_base::ns, 1}) == ">M8[ns]");
+        for (const char* bad :
+             {"<M8", "<M8[]", "<M8[generic]", "|M8[s]", "<M4[s]", "<M8[s", "<M8[0s]", "<M16[s]"})
+        {
+            CAPTURE(bad);
+            CHECK_FALSE(zx::dtype_from_v2_typestr(bad, big, &u));
+        }
+    }
+
+    TEST_CASE("datetimes print as numpy 1.24 prints them, over the whole int64 range and every unit")
+    {
+        // The expected strings are numpy 1.24's str(np.datetime64(count, unit)).
+        struct text_case
+        {
+            std::int64_t count;
+            time_unit unit;
+            const char* text;
+        };
+        const text_case cases[] = {
+            {0, {time_base::s, 1}, "1970-01-01T00:00:00"},
+            {-1, {time_base::D, 1}, "1969-12-31"},
+            {11016, {time_base::D, 1}, "2000-02-29"},
+            {1, {time_base::ns, 1}, "1970-01-01T00:00:00.000000001"},
+            {601, {time_base::M, 1}, "2020-02"},
+            {-1971, {time_base::Y, 1}, "-001"},
+            {-2970, {time_base::Y, 1}, "-1000"},
+            {-971, {time_base::Y, 1}, "0999"},
+            {-365000, {time_base::D, 1}, "0970-08-31"},
+            {1, {time_base::W, 1}, "1970-01-08"},
+            {-1, {time_base::h, 1}, "1969-12-31T23"},
+            {1, {time_base::m, 1}, "1970-01-01T00:01"},
+            {6, {time_base::s, 10}, "1970-01-01T00:01:00"},
+            {std::numeric_limits<std::int64_t>::max(), {time_base::s, 1}, "292277026596-12-04T15:30:07"},
+            {-1, {time_base::as, 1}, "1969-12-31T23:59:59.999999999999999999"},
+            {1234, {time_base::ms, 1}, "1970-01-01T00:00:01.234"},
+            {-1, {time_base::us, 1}, "1969-12-31T23:59:59.999999"},
+            {zx::nat, {time_base::ns, 1}, "NaT"},
+        };
+        for (const auto& c : cases)
+        {
+            CAPTURE(c.count);
+            CAPTURE(zx::to_string(c.unit));
+            CHECK(zx::format_datetime(c.count, c.unit) == c.text);
+        }
+        // Timedeltas as ISO 8601 durations.
+        CHECK(zx::format_timedelta(42, {time_base::s, 1}) == "PT42S");
+        CHECK(zx::format_timedelta(-3, {time_base::D, 1}) == "-P3D");
+        CHECK(zx::format_timedelta(42, {time_base::ns, 1}) == "PT0.000000042S");
+        CHECK(zx::format_timedelta(1500, {time_base::ms, 1}) == "PT1.500S");
+        CHECK(zx::format_timedelta(0, {time_base::s, 1}) == "PT0S");
+        CHECK(zx::format_timedelta(7, {time_base::s, 10}) == "PT70S");
+        CHECK(zx::format_timedelta(-90, {time_base::m, 1}) == "-PT90M");
+        CHECK(zx::format_timedelta(2, {time_base::M, 1}) == "P2M");
+        CHECK(zx::format_timedelta(zx::nat, {time_base::s, 1}) == "NaT");
+    }
+
+    TEST_CASE("v3 datetime arrays: zarr-python 3's data_type and NaT fill, written and read back exactly")
+    {
+        zx::memory_store s;
+        using ns_time = ch::sys_time<ch::nanoseconds>;
+        auto a = zx::create<ns_time, 1>(
+            s, "t",
+            zx::v3_options{.shape = {5}, .chunk_shape = {2}, .fill_value = zx::scalar::from_json("NaT")});
+        const zx::json doc = zx::json::parse(zxtest::as_string_of(zx::get(s, "t/zarr.json")));
+        CHECK(doc["data_type"] ==
+              zx::json::parse(
+                  R"({"name": "numpy.datetime64", "configuration": {"unit": "ns", "scale_factor": 1}})"));
+        CHECK(doc["fill_value"] == "NaT");
+        const xt::xtensor<ns_time, 1> v = {ns_time(ch::nanoseconds(std::numeric_limits<std::int64_t>::max())),
+                                           ns_time(ch::nanoseconds(-1)), ns_time(ch::nanoseconds(zx::nat))};
+        a.write({{0}, {3}}, v);
+        const auto back = zx::open<ns_time, 1>(s, "t").read();
+        for (std::size_t i = 0; i < 3; ++i)
+        {
+            CHECK(back(i) == v(i));
+        }
+        CHECK(back(4).time_since_epoch().count() == zx::nat); // a missing chunk: the fill value
+        CHECK(zx::open<std::int64_t, 1>(s, "t").read()(1) == -1);
+        // A timedelta with a scale factor; a unit the element type does not count is refused.
+        using tens = ch::duration<std::int64_t, std::ratio<10>>;
+        zx::create<tens, 1>(s, "d", zx::v3_options{.shape = {2}, .chunk_shape = {2}, .fill_value = tens(3)});
+        const zx::json d = zx::json::parse(zxtest::as_string_of(zx::get(s, "d/zarr.json")));
+        CHECK(d["data_type"] ==
+              zx::json::parse(
+                  R"({"name": "numpy.timedelta64", "configuration": {"unit": "s", "scale_factor": 10}})"));
+        CHECK(d["fill_value"] == 3);
+        CHECK(zx::open<tens, 1>(s, "d").read()(0) == tens(3));
+        ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "d", zx::open<ch::seconds, 1>(s, "d"));
+        ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "d", zx::open<ch::sys_time<tens>, 1>(s, "d"));
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::create<tens, 1>(
+                s, "e",
+                zx::v3_options{.shape = {2}, .chunk_shape = {2}, .unit = time_unit{time_base::s, 1}}));
+        // The unit given at run time, for a dtype given at run time.
+        zx::v2_options o{.shape = {2}, .chunks = {2}, .unit = time_unit{time_base::m, 10}};
+        auto core =
+            zx::any_array<zx::memory_store>::core_type::create(s, "r", zx::dtype_id::timedelta64, o, {}, {});
+        CHECK(zx::json::parse(zxtest::as_string_of(zx::get(s, "r/.zarray")))["dtype"] == "<m8[10m]");
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::any_array<zx::memory_store>::core_type::create(
+                s, "q", zx::dtype_id::timedelta64, zx::v2_options{.shape = {2}, .chunks = {2}}, {}, {}));
+    }
+
+    TEST_CASE("zarr-python 3's datetime document (corpus) opens as sys_time<nanoseconds>")
+    {
+        const std::string path =
+            zxtest::env("ZARRXT_CORPUS") + "/zarr-python-metadata/v3/array/datatype_named_config.json";
+        if (!std::filesystem::exists(path))
+        {
+            ZX_SKIP_CORPUS("corpus folder absent: datatype_named_config.json not checked");
+        }
+        zx::memory_store s;
+        s.set("t/zarr.json", zx::as_bytes(zxtest::read_file(path)));
+        auto a = zx::open<ch::sys_time<ch::nanoseconds>, 1>(s, "t");
+        CHECK(a.shape()[0] == 10);
+        CHECK(a.read()(9).time_since_epoch().count() == 0); // fill value 0: the epoch
+        const auto& m = a.core()->metadata();
+        CHECK(m.unit == time_unit{time_base::ns, 1});
+        CHECK(zx::make_v3_array_document(m)["data_type"] ==
+              zx::json::parse(zxtest::read_file(path))["data_type"]);
+        // The corpus's data type documents: the same units written back the same way.
+        const std::string types = zxtest::env("ZARRXT_CORPUS") + "/zarr-python-metadata/v3/data_type/";
+        for (const auto& [folder, unit] : {std::pair{"numpy_datetime64", time_unit{time_base::ns, 1}},
+                                           std::pair{"numpy_timedelta64", time_unit{time_base::s, 1}}})
+        {
+            CAPTURE(folder);
+            const zx::json dt = zx::json::parse(zxtest::read_file(types + folder + "/data_type.json"));
+            zx::json doc = zx::json::parse(zxtest::read_file(path));
+            doc["data_type"] = dt;
+            const auto parsed = zx::parse_v3_array(doc);
+            CHECK(parsed.unit == unit);
+            CHECK(zx::make_v3_array_document(parsed)["data_type"] == dt);
+        }
     }
 }

@@ -4,11 +4,13 @@
 // sub-regions; zarrxt writes the same matrix and zarr-python verifies it;
 // zarrxt updates zarr-python's arrays in place and zarr-python reads the result. The committed
 // fixtures in tests/data/v2 are read without Python.
+#include "expect_error.hpp"
 #include "interop.hpp"
 
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
+#include <chrono>
 #include <memory>
 
 namespace zi = zxtest::interop;
@@ -429,6 +431,127 @@ TEST_SUITE("interop")
         model = pad(pad(model, 5, 4), 8, 8);
         CHECK(a.read() == model);
         python_reads(model);
+    }
+
+    TEST_CASE(
+        "datetime64 and timedelta64 both ways with zarr-python: counts, units, NaT fill values, numpy's "
+        "text")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        namespace ch = std::chrono;
+        zxtest::temp_dir dir("zarrxt-py-times");
+        zx::filesystem_store store{dir.str()};
+        auto peer = [&](const std::string& args)
+        {
+            auto r =
+                zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " " + args);
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+            return zx::json::parse(r.output);
+        };
+        // Every count as stored, C order, whatever the rank (raw int64 access to a time array).
+        auto counts_of = [&](const std::string& name)
+        {
+            auto a = zx::open_any(store, name);
+            std::size_t n = 1;
+            for (auto e : a.shape())
+            {
+                n *= static_cast<std::size_t>(e);
+            }
+            std::vector<std::int64_t> out(n);
+            a.read_bytes(std::vector<std::uint64_t>(a.rank(), 0), a.shape(),
+                         reinterpret_cast<std::byte*>(out.data()));
+            return out;
+        };
+        // zarr-python writes; zarrxt reads units, fill values, counts, and prints numpy's text.
+        const zx::json written = peer("write-times " + zxtest::quote(dir.str()));
+        REQUIRE(written.size() == 6);
+        for (const auto& e : written)
+        {
+            const std::string name = e["name"];
+            CAPTURE(name);
+            auto a = zx::open_any(store, name);
+            const auto& m = a.metadata();
+            const std::string typestr = e["dtype"];
+            bool big = false;
+            zx::time_unit unit;
+            CHECK(zx::dtype_from_v2_typestr(typestr, big, &unit) == m.dtype);
+            CHECK(unit == m.unit);
+            CHECK(zx::v2_typestr(m.dtype, big, m.unit) == typestr);
+            CHECK(m.fill.as<std::int64_t>() ==
+                  (e["fill"] == "NaT" ? zx::nat : e["fill"].get<std::int64_t>()));
+            const auto got = counts_of(name);
+            CHECK(got == e["counts"].get<std::vector<std::int64_t>>());
+            if (e.contains("text"))
+            {
+                for (std::size_t i = 0; i < got.size(); ++i)
+                {
+                    CAPTURE(got[i]);
+                    CHECK(zx::format_datetime(got[i], m.unit) == e["text"][i].get<std::string>());
+                }
+            }
+        }
+        // Typed: std::chrono values of the stored unit (a unit of the same length spelt otherwise
+        // is the same unit), and a unit of another length refused.
+        {
+            auto a = zx::open<ch::sys_time<ch::nanoseconds>, 1>(store, "ns.nat");
+            const auto v = a.read();
+            CHECK(v(3).time_since_epoch().count() == 1583020800123456789);
+            CHECK(v(6).time_since_epoch().count() == zx::nat); // the unwritten chunk: the NaT fill
+            CHECK(zx::open<ch::sys_days, 2>(store, "D.be.F").read()(0, 2) ==
+                  ch::sys_days(ch::year(2000) / 2 / 29));
+            const auto ts = zx::open<ch::duration<std::int64_t, std::ratio<10>>, 1>(store, "10s").read();
+            CHECK(ts(1).count() == 7);
+            CHECK(zx::open<ch::hours, 2>(store, "h.td").read()(0, 1) == ch::hours(-24));
+            ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "10s",
+                            zx::open<ch::seconds, 1>(store, "10s"));
+            ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "ns.nat",
+                            zx::open<ch::sys_time<ch::microseconds>, 1>(store, "ns.nat"));
+            ZX_EXPECT_ERROR(
+                zx::dtype_mismatch, "zarrxt.array.1", "10s",
+                zx::open<ch::sys_time<ch::duration<std::int64_t, std::ratio<10>>>, 1>(store, "10s"));
+        }
+        // zarrxt writes; zarr-python reads type strings, fill values and counts.
+        using ms_time = ch::sys_time<ch::milliseconds>;
+        auto ms = zx::create<ms_time, 2>(store, "ms.be.F",
+                                         zx::v2_options{.shape = {3, 5},
+                                                        .chunks = {2, 2},
+                                                        .compressor = zx::codec_spec("zlib", {{"level", 1}}),
+                                                        .fill_value = zx::scalar::from_json("NaT"),
+                                                        .order = 'F',
+                                                        .big_endian = true});
+        xt::xtensor<ms_time, 2> mv = xt::xtensor<ms_time, 2>::from_shape({2, 5});
+        for (std::size_t i = 0; i < mv.size(); ++i)
+        {
+            mv.data()[i] = ms_time(ch::milliseconds(static_cast<std::int64_t>(i * 86400123) - 5));
+        }
+        ms.write({{0, 0}, {2, 5}}, mv); // row 2 stays unwritten: NaT
+        using tenmin = ch::duration<std::int64_t, std::ratio<600>>;
+        auto td = zx::create<tenmin, 1>(store, "10m",
+                                        zx::v2_options{.shape = {4}, .chunks = {3}, .fill_value = tenmin(5)});
+        td.write({{0}, {2}}, xt::xtensor<tenmin, 1>{tenmin(-1), tenmin(zx::nat)});
+        {
+            const zx::json e = peer("dump-times " + zxtest::quote((dir.path() / "ms.be.F").string()));
+            CHECK(e["dtype"] == ">M8[ms]");
+            CHECK(e["fill"] == "NaT");
+            std::vector<std::int64_t> want;
+            for (std::size_t r = 0; r < 3; ++r)
+            {
+                for (std::size_t c = 0; c < 5; ++c)
+                {
+                    want.push_back(r < 2 ? mv(r, c).time_since_epoch().count() : zx::nat);
+                }
+            }
+            CHECK(e["counts"].get<std::vector<std::int64_t>>() == want);
+            for (std::size_t i = 0; i < want.size(); ++i)
+            {
+                CHECK(e["text"][i].get<std::string>() ==
+                      zx::format_datetime(want[i], {zx::time_base::ms, 1}));
+            }
+            const zx::json t = peer("dump-times " + zxtest::quote((dir.path() / "10m").string()));
+            CHECK(t["dtype"] == "<m8[10m]");
+            CHECK(t["fill"] == 5);
+            CHECK(t["counts"] == zx::json({-1, zx::nat, 5, 5}));
+        }
     }
 
     TEST_CASE("zstd checksum frames: numcodecs 0.11 refuses the member, reads and verifies the frames")

@@ -180,6 +180,51 @@ TEST_SUITE("tool")
         CHECK(zxtest::run(quote(tool()) + " convert " + quote(src) + " " + quote((dir.path() / "a").string()) + " --overwrite").status == 0);
     }
 
+    TEST_CASE("datetimes: cat prints ISO text, info the unit; convert v2 -> v3 -> v2 keeps unit, NaT fill "
+              "and counts")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        namespace ch = std::chrono;
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        using ms_time = ch::sys_time<ch::milliseconds>;
+        // 2000-02-29T12:00:00.250 is 951825600250 ms after the epoch (stated, not computed here).
+        const xt::xtensor<ms_time, 1> v = {ms_time(ch::milliseconds(951825600250)),
+                                           ms_time(ch::milliseconds(-1)), ms_time(ch::milliseconds(zx::nat))};
+        zx::create<ms_time, 1>(
+            s, "src", zx::v2_options{.shape = {4}, .chunks = {2}, .fill_value = zx::scalar::from_json("NaT")})
+            .write({{0}, {3}}, v);
+        auto cat = zxtest::run(quote(tool()) + " cat " + quote((dir.path() / "src").string()));
+        REQUIRE(cat.status == 0);
+        CHECK(cat.output == "[0:4] 2000-02-29T12:00:00.250 1969-12-31T23:59:59.999 NaT NaT\n");
+        auto info = zxtest::run(quote(tool()) + " info " + quote((dir.path() / "src").string()));
+        CHECK(info.output.find("dtype: numpy.datetime64[ms]") != std::string::npos);
+        for (const auto& [from, to, format] : {std::tuple{"src", "v3", "3"}, std::tuple{"v3", "back", "2"}})
+        {
+            auto r = zxtest::run(quote(tool()) + " convert " + quote((dir.path() / from).string()) + " " +
+                                 quote((dir.path() / to).string()) + " --zarr-format " + format +
+                                 " --no-progress");
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+        }
+        const zx::json v3 = zx::json::parse(zxtest::read_file(dir.path() / "v3" / "zarr.json"));
+        CHECK(v3["data_type"] ==
+              zx::json::parse(
+                  R"({"name": "numpy.datetime64", "configuration": {"unit": "ms", "scale_factor": 1}})"));
+        CHECK(v3["fill_value"] == "NaT");
+        const zx::json v2 = zx::json::parse(zxtest::read_file(dir.path() / "back" / ".zarray"));
+        CHECK(v2["dtype"] == "<M8[ms]");
+        CHECK(v2["fill_value"] == zx::nat);
+        const auto back = zx::open<ms_time, 1>(s, "back").read();
+        for (std::size_t i = 0; i < 3; ++i)
+        {
+            CHECK(back(i) == v(i));
+        }
+        CHECK(back(3).time_since_epoch().count() == zx::nat);
+    }
+
     TEST_CASE("convert keeps dimension names: v2 _ARRAY_DIMENSIONS <-> v3 dimension_names; info shows them")
     {
         if (tool().empty())

@@ -498,7 +498,14 @@ void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab,
     }
 }
 
-std::string format_value(zx::dtype_id id, const std::byte* p)
+/// A dtype's name, with the unit for times: "numpy.datetime64[ns]".
+std::string dtype_text(const zx::array_metadata& m)
+{
+    std::string s(zx::name(m.dtype));
+    return zx::is_time(m.dtype) ? s + "[" + zx::to_string(m.unit) + "]" : s;
+}
+
+std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_unit& unit = {})
 {
     char buf[96];
     auto get = [&](auto v)
@@ -552,6 +559,10 @@ std::string format_value(zx::dtype_id id, const std::byte* p)
             std::snprintf(buf, sizeof buf, "%.17g%+.17gj", c[0], c[1]);
             return buf;
         }
+        case zx::dtype_id::datetime64:
+            return zx::format_datetime(get(std::int64_t{}), unit);
+        case zx::dtype_id::timedelta64:
+            return zx::format_timedelta(get(std::int64_t{}), unit);
     }
     return "?";
 }
@@ -585,7 +596,7 @@ int cmd_info(const std::vector<std::string>& argv)
     }
     auto a = zx::open_any(s, "");
     const auto& m = a.metadata();
-    std::cout << "node: array\nzarr_format: " << m.zarr_format << "\ndtype: " << zx::name(m.dtype);
+    std::cout << "node: array\nzarr_format: " << m.zarr_format << "\ndtype: " << dtype_text(m);
     if (m.zarr_format == 2)
     {
         std::cout << " (" << m.document["dtype"].get<std::string>() << ")";
@@ -674,8 +685,7 @@ std::string array_line(const store_t& s, const std::string& path, tree_totals& t
 {
     auto a = zx::open_any(s, path);
     const auto& m = a.metadata();
-    std::string line = "array v" + std::to_string(m.zarr_format) + "  " + std::string(zx::name(m.dtype)) +
-                       " " + join(m.shape);
+    std::string line = "array v" + std::to_string(m.zarr_format) + "  " + dtype_text(m) + " " + join(m.shape);
     zx::json codecs = zx::json::array();
     for (const auto& c : a.codecs())
     {
@@ -880,7 +890,7 @@ int cmd_cat(const std::vector<std::string>& argv)
     a.read_bytes(off, ext, b.data());
     if (shape.empty())
     {
-        std::cout << format_value(a.dtype(), b.data()) << "\n";
+        std::cout << format_value(a.dtype(), b.data(), a.metadata().unit) << "\n";
         return exit_ok;
     }
     const std::uint64_t row = ext.back();
@@ -902,7 +912,7 @@ int cmd_cat(const std::vector<std::string>& argv)
         for (std::uint64_t c = 0; c < row; ++c)
         {
             line += ' ';
-            line += format_value(a.dtype(), b.data() + (r * row + c) * width);
+            line += format_value(a.dtype(), b.data() + (r * row + c) * width, a.metadata().unit);
         }
         std::cout << line << "\n";
     }
@@ -1085,6 +1095,10 @@ int cmd_convert(const std::vector<std::string>& argv)
         o.dimension_names = m.dimension_names;
         o.attributes = m.attributes;
         o.overwrite = args.flag("--overwrite");
+        if (zx::is_time(m.dtype))
+        {
+            o.unit = m.unit;
+        }
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     else
@@ -1109,6 +1123,10 @@ int cmd_convert(const std::vector<std::string>& argv)
         o.dimension_names = m.dimension_names; // written as the _ARRAY_DIMENSIONS attribute
         o.attributes = m.attributes;
         o.overwrite = args.flag("--overwrite");
+        if (zx::is_time(m.dtype))
+        {
+            o.unit = m.unit;
+        }
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     zx::any_array<store_t> dst(core);

@@ -30,10 +30,19 @@ namespace zarrxt
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 class array
 {
-    static_assert(element_type<T>, "zarrxt::array<T, N>: T must be a Zarr element type (bool, (u)int8..64, float16, "
-                                   "float, double, std::complex<float|double>) or have a zarrxt::dtype_traits "
-                                   "specialisation");
+    static_assert(element_type<T>,
+                  "zarrxt::array<T, N>: T must be a Zarr element type (bool, (u)int8..64, float16, "
+                  "float, double, std::complex<float|double>, std::chrono::sys_time<D>, "
+                  "std::chrono::duration<std::int64_t, P>) or have a zarrxt::dtype_traits "
+                  "specialisation");
     static_assert(N <= max_rank, "zarrxt::array<T, N>: N exceeds zarrxt::max_rank (32)");
+    static_assert(!is_time(dtype_of<T>()) || time_unit_for<T>().has_value(),
+                  "zarrxt::array<T, N>: the period of this std::chrono type is no numpy time unit (a whole "
+                  "number, up to 2^31-1, of Y, M, W, D, h, m, s, ms, us, ns, ps, fs or as)");
+    static_assert(dtype_of<T>() != dtype_id::datetime64 || !time_unit_for<T>().has_value() ||
+                      (time_unit_for<T>()->base != time_base::Y && time_unit_for<T>()->base != time_base::M),
+                  "zarrxt::array<T, N>: numpy's Y and M datetimes count calendar years and months, which a "
+                  "std::chrono time point cannot; read such arrays as std::int64_t counts");
 
 public:
     using value_type = T;
@@ -332,12 +341,25 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
 {
     const array_metadata& m = m_core->metadata();
     const std::string where = m_core->path().empty() ? std::string("/") : m_core->path();
-    if (m.dtype != dtype)
+    // A time array is also readable as its raw int64 counts (NaT is then zarrxt::nat).
+    const bool raw_counts = dtype == dtype_id::int64 && is_time(m.dtype);
+    if (m.dtype != dtype && !raw_counts)
     {
         dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " but array<" + std::string(name(dtype))
                          + ", " + std::to_string(N) + "> was requested");
         e.with_key(where);
         throw e;
+    }
+    if constexpr (is_time(dtype))
+    {
+        if (!same_length(m.unit, *time_unit_for<T>()))
+        {
+            dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " in units of " +
+                             to_string(m.unit) + " but the element type counts " +
+                             to_string(*time_unit_for<T>()));
+            e.with_key(where);
+            throw e;
+        }
     }
     if (m.rank() != N)
     {
@@ -366,8 +388,25 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         throw rank_mismatch("create: the options give rank " + std::to_string(options.shape.size()) + " for array<"
                             + std::string(name(dtype)) + ", " + std::to_string(N) + ">");
     }
-    return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)),
-                 array_settings{.write_empty_chunks = options.write_empty_chunks});
+    if constexpr (is_time(dtype))
+    {
+        // The element type says the unit; options that say another one are a mistake.
+        if (options.unit && !same_length(*options.unit, *time_unit_for<T>()))
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "create: options.unit is " + to_string(*options.unit) +
+                                  " but the element type counts " + to_string(*time_unit_for<T>()));
+        }
+        Options with_unit = options;
+        with_unit.unit = options.unit ? options.unit : time_unit_for<T>();
+        return array(core_type::create(store, path, dtype, with_unit, std::move(exec), std::move(limits)),
+                     array_settings{.write_empty_chunks = options.write_empty_chunks});
+    }
+    else
+    {
+        return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)),
+                     array_settings{.write_empty_chunks = options.write_empty_chunks});
+    }
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>

@@ -2,7 +2,9 @@
  *  Data types: the runtime `dtype_id` used by untyped code (metadata, codecs, stores) and the
  *  compile-time `dtype_traits<T>` that maps a C++ element type onto it.
  *
- *  Supported: bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128.
+ *  Supported: bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128, and
+ *  numpy's datetime64 / timedelta64 (v2 "<M8[ns]", v3 "numpy.datetime64" with a unit; see
+ *  time_unit.hpp), whose elements are std::chrono time points and durations, or raw int64 counts.
  *  A user type with the exact layout of one of these may specialise dtype_traits (see
  *  docs/concepts/dtype.md); anything else fails to compile with a message naming dtype_traits.
  */
@@ -10,6 +12,7 @@
 
 #include "detail/half.hpp"
 #include "error.hpp"
+#include "time_unit.hpp"
 
 #include <array>
 #include <complex>
@@ -39,6 +42,8 @@ enum class dtype_id : std::uint8_t
     float64,
     complex64,
     complex128,
+    datetime64,  ///< numpy datetime64: int64 counts of a unit since 1970, -2^63 is NaT
+    timedelta64, ///< numpy timedelta64: int64 counts of a unit, -2^63 is NaT
 };
 
 /// Everything untyped code needs to know about a data type.
@@ -46,12 +51,12 @@ struct dtype_info
 {
     dtype_id id;
     std::string_view v3_name; ///< "int16"
-    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c'
+    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c' 'M' 'm'
     std::size_t size;         ///< bytes per element
     std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
 };
 
-inline constexpr std::array<dtype_info, 14> dtype_table{{
+inline constexpr std::array<dtype_info, 16> dtype_table{{
     {dtype_id::bool_, "bool", 'b', 1, 1},
     {dtype_id::int8, "int8", 'i', 1, 1},
     {dtype_id::int16, "int16", 'i', 2, 2},
@@ -66,6 +71,8 @@ inline constexpr std::array<dtype_info, 14> dtype_table{{
     {dtype_id::float64, "float64", 'f', 8, 8},
     {dtype_id::complex64, "complex64", 'c', 8, 4},
     {dtype_id::complex128, "complex128", 'c', 16, 8},
+    {dtype_id::datetime64, "numpy.datetime64", 'M', 8, 8},
+    {dtype_id::timedelta64, "numpy.timedelta64", 'm', 8, 8},
 }};
 
 constexpr const dtype_info& info(dtype_id id) noexcept
@@ -76,6 +83,12 @@ constexpr const dtype_info& info(dtype_id id) noexcept
 constexpr std::string_view name(dtype_id id) noexcept
 {
     return info(id).v3_name;
+}
+
+/// datetime64 and timedelta64: the types that carry a time_unit.
+constexpr bool is_time(dtype_id id) noexcept
+{
+    return id == dtype_id::datetime64 || id == dtype_id::timedelta64;
 }
 
 /// Parse a Zarr v3 data type name ("float32"); nullopt when zarrxt does not support it.
@@ -91,20 +104,27 @@ inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
     return std::nullopt;
 }
 
-/// numpy type string of a dtype in the given byte order: "<f4", ">i2", "|u1", "|b1".
-inline std::string v2_typestr(dtype_id id, bool big_endian)
+/// numpy type string of a dtype in the given byte order: "<f4", ">i2", "|u1", "|b1", and with the
+/// unit for times: "<M8[ns]", ">m8[10s]".
+inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& unit = {})
 {
     const auto& d = info(id);
     std::string s;
     s += d.size == 1 ? '|' : (big_endian ? '>' : '<');
     s += d.v2_kind;
     s += std::to_string(d.size);
+    if (is_time(id))
+    {
+        s += "[" + to_string(unit) + "]";
+    }
     return s;
 }
 
-/// Parse a numpy type string; nullopt when unsupported (strings, objects, datetimes, structs).
-/// `big_endian` receives the stored byte order.
-inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& big_endian) noexcept
+/// Parse a numpy type string; nullopt when unsupported (strings, objects, structs, a datetime
+/// without a unit). `big_endian` receives the stored byte order, `unit` (when given) the unit of a
+/// datetime64 / timedelta64.
+inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& big_endian,
+                                                     time_unit* unit = nullptr) noexcept
 {
     if (s.size() < 3 || (s[0] != '<' && s[0] != '>' && s[0] != '|' && s[0] != '='))
     {
@@ -112,6 +132,25 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     }
     big_endian = s[0] == '>';
     const char kind = s[1];
+    if (kind == 'M' || kind == 'm')
+    {
+        // "<M8[unit]": only 8 bytes exist, and a unit is required (numpy's generic "<M8" has no
+        // meaning for stored values).
+        if (s.size() < 6 || s.substr(2, 2) != "8[" || s.back() != ']' || s[0] == '|')
+        {
+            return std::nullopt;
+        }
+        const auto u = parse_time_unit(s.substr(4, s.size() - 5));
+        if (!u)
+        {
+            return std::nullopt;
+        }
+        if (unit)
+        {
+            *unit = *u;
+        }
+        return kind == 'M' ? dtype_id::datetime64 : dtype_id::timedelta64;
+    }
     std::size_t size = 0;
     for (char c : s.substr(2))
     {
@@ -137,7 +176,8 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
 }
 
 /// Call `f(std::type_identity<T>{})` with the element type of a dtype (bool as bool, float16 as
-/// zarrxt::float16, complex as std::complex); the one place a runtime dtype becomes a C++ type.
+/// zarrxt::float16, complex as std::complex, datetime64 and timedelta64 as their raw int64 counts);
+/// the one place a runtime dtype becomes a C++ type.
 template <class F>
 decltype(auto) with_element_type(dtype_id id, F&& f)
 {
@@ -171,15 +211,23 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
             return f(std::type_identity<std::complex<float>>{});
         case dtype_id::complex128:
             return f(std::type_identity<std::complex<double>>{});
+        case dtype_id::datetime64:
+        case dtype_id::timedelta64:
+            return f(std::type_identity<std::int64_t>{});
     }
     return f(std::type_identity<bool>{});
 }
 
 /// Call `f(std::type_identity<T>{})` with the arithmetic type of a non-complex, non-bool dtype
-/// (float16 as zarrxt::float16); returns false for bool and complex types, which have none.
+/// (float16 as zarrxt::float16); returns false for bool, complex and time types, which have none
+/// (arithmetic on a count of a unit would ignore the unit, and NaT is no number).
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
+    if (is_time(id))
+    {
+        return false;
+    }
     return with_element_type(id,
                              [&](auto t)
                              {
@@ -242,6 +290,38 @@ ZARRXT_DTYPE_TRAITS(std::complex<float>, complex64)
 ZARRXT_DTYPE_TRAITS(std::complex<double>, complex128)
 #undef ZARRXT_DTYPE_TRAITS
 
+/// std::chrono::sys_time<D> with an int64 count: a datetime64 whose unit is D's period. Only the
+/// system clock's epoch (1970, no leap seconds) is numpy's.
+template <class Duration>
+requires std::is_same_v<typename Duration::rep, std::int64_t>
+struct dtype_traits<std::chrono::time_point<std::chrono::system_clock, Duration>>
+{
+    static constexpr dtype_id id = dtype_id::datetime64;
+    using period = typename Duration::period;
+};
+
+/// std::chrono::duration<int64, P>: a timedelta64 whose unit is P.
+template <class Period>
+struct dtype_traits<std::chrono::duration<std::int64_t, Period>>
+{
+    static constexpr dtype_id id = dtype_id::timedelta64;
+    using period = Period;
+};
+
+/// The stored unit a time element type stands for; nullopt for every other type.
+template <class T>
+constexpr std::optional<time_unit> time_unit_for() noexcept
+{
+    if constexpr (requires { typename dtype_traits<T>::period; })
+    {
+        return time_unit_of<typename dtype_traits<T>::period>();
+    }
+    else
+    {
+        return std::nullopt;
+    }
+}
+
 /// A type zarrxt can store: it has a dtype_traits specialisation whose layout matches the dtype.
 template <class T>
 concept element_type = requires
@@ -255,10 +335,12 @@ concept element_type = requires
 template <class T>
 constexpr dtype_id dtype_of() noexcept
 {
-    static_assert(element_type<T>,
-                  "zarrxt: T is not a Zarr element type. Use bool, (u)int8..64, float16, float, double, "
-                  "std::complex<float|double>, or specialise zarrxt::dtype_traits<T> for a type with the "
-                  "same size and layout as one of them.");
+    static_assert(
+        element_type<T>,
+        "zarrxt: T is not a Zarr element type. Use bool, (u)int8..64, float16, float, double, "
+        "std::complex<float|double>, std::chrono::sys_time<D> or std::chrono::duration<int64_t, P>, "
+        "or specialise zarrxt::dtype_traits<T> for a type with the "
+        "same size and layout as one of them.");
     return dtype_traits<T>::id;
 }
 

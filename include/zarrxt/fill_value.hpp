@@ -6,6 +6,8 @@
  *  - integers: a JSON integer, exact over the whole int64/uint64 range (never via double);
  *  - floats: a number, "NaN", "Infinity", "-Infinity", or "0x..." giving the IEEE bit pattern;
  *  - complex: [real, imag], each part in any float form;
+ *  - datetime64 / timedelta64: a JSON integer (the count of the unit) or "NaT" (-2^63); v3 writes
+ *    NaT as "NaT" (zarr-python 3), v2 as the integer (zarr-python 2);
  *  - v2 only: null, meaning "no fill value" (zarrxt reads zeros there, like zarrita.js).
  */
 #pragma once
@@ -17,6 +19,7 @@
 
 #include <array>
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -123,6 +126,19 @@ public:
     scalar(std::complex<double> v)
         : m_kind(kind::complex)
         , m_complex(v)
+    {
+    }
+    /// A time point or duration: its count, in the unit of the array it is given for (the unit of
+    /// the array's element type); NaT is the count zarrxt::nat.
+    template <class Rep, class Period>
+    requires std::is_integral_v<Rep> scalar(std::chrono::duration<Rep, Period> d)
+        : m_kind(kind::signed_int)
+        , m_int(d.count())
+    {
+    }
+    template <class Duration>
+    scalar(std::chrono::time_point<std::chrono::system_clock, Duration> t)
+        : scalar(t.time_since_epoch())
     {
     }
     /// Any JSON fill value form, e.g. "NaN" or "0x7fc00000".
@@ -432,6 +448,22 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
         case dtype_id::int64:
             detail::parse_integer<std::int64_t>(j, dtype, out);
             break;
+        case dtype_id::datetime64:
+        case dtype_id::timedelta64:
+            if (j.is_string() && j.get<std::string>() == "NaT")
+            {
+                std::memcpy(out, &nat, sizeof(nat));
+            }
+            else if (j.is_number_integer())
+            {
+                detail::parse_integer<std::int64_t>(j, dtype, out);
+            }
+            else
+            {
+                // A float is no count of a unit; NaN is not NaT.
+                detail::bad_fill(j, dtype, "expected an integer count or \"NaT\"");
+            }
+            break;
         case dtype_id::uint8:
             detail::parse_integer<std::uint8_t>(j, dtype, out);
             break;
@@ -486,6 +518,13 @@ inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_for
         case dtype_id::int32:
             return f.as<std::int32_t>();
         case dtype_id::int64:
+            return f.as<std::int64_t>();
+        case dtype_id::datetime64:
+        case dtype_id::timedelta64:
+            if (zarr_format == 3 && f.as<std::int64_t>() == nat)
+            {
+                return "NaT";
+            }
             return f.as<std::int64_t>();
         case dtype_id::uint8:
             return f.as<std::uint8_t>();

@@ -37,6 +37,9 @@ struct v3_options
     json attributes = json::object();
     bool overwrite = false;          ///< replace an existing node at the path (erasing its chunks)
     bool write_empty_chunks = false; ///< store chunks that hold only the fill value
+    /// datetime64 / timedelta64 only: the unit of the counts (set from the element type by
+    /// array<std::chrono::...>::create; needed where the dtype is given at run time).
+    std::optional<zarrxt::time_unit> unit{};
 };
 
 struct v2_options
@@ -54,6 +57,7 @@ struct v2_options
     json attributes = json::object();
     bool overwrite = false;
     bool write_empty_chunks = false;
+    std::optional<zarrxt::time_unit> unit{}; ///< datetime64 / timedelta64 only, as in v3_options
 };
 
 /// The settings of one array handle: what reads do with chunks they cannot decode, and whether

@@ -19,6 +19,7 @@
 #include "codec/zstd.hpp"
 #include "config.hpp"
 #include "consolidated.hpp"
+#include "datetime.hpp"
 #include "group.hpp"
 #include "store/consolidated.hpp"
 #include "store/counting.hpp"

@@ -18,6 +18,9 @@ numcodecs 0.11:
     zarr_python_peer.py consolidate DIR     zarr.consolidate_metadata of the hierarchy in DIR/arrays
     zarr_python_peer.py verify-consolidated DIR   verify-groups through zarr.open_consolidated
                                             alone (the test removes every node's own metadata)
+    zarr_python_peer.py write-times DIR    write datetime64 / timedelta64 arrays into DIR and print
+                                            each one's description as JSON (see times_of)
+    zarr_python_peer.py dump-times PATH     print one datetime64 / timedelta64 array as times_of does
     zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
 
 Both directions share one manifest format, DIR/manifest.json:
@@ -606,6 +609,59 @@ def verify_consolidated(root):
     return 1 if failed or not manifest["groups"] else 0
 
 
+def times_of(z):
+    """dtype, fill value (an integer or "NaT"), the stored counts and, for datetimes, numpy's text."""
+    a = z[...]
+    native = a.astype(a.dtype.newbyteorder("="))  # datetime_as_string misreads non-native input
+    out = {"dtype": a.dtype.str, "shape": list(a.shape),
+           "counts": [int(v) for v in native.view("i8").ravel()]}
+    fill = z.fill_value
+    if fill is None:
+        out["fill"] = None
+    else:
+        fill = np.array(fill, dtype=a.dtype.newbyteorder("="))
+        out["fill"] = "NaT" if np.isnat(fill) else int(fill.view("i8"))
+    if a.dtype.kind == "M":
+        out["text"] = [str(t) for t in np.datetime_as_string(native.ravel())]
+    return out
+
+
+TIME_ARRAYS = [
+    # name, dtype, shape, chunks, fill, order, counts (None: NaT); the last chunk of "ns.nat" is
+    # left unwritten so that it reads as the fill value.
+    ("ns.nat", "<M8[ns]", [7], [3], "NaT", "C",
+     [0, 1, -1, 1583020800123456789, None, 9223372036854775807, -9223372036854775807]),
+    ("D.be.F", ">M8[D]", [3, 4], [2, 3], 0, "F",
+     [0, -1, 11016, -719162, 2932896, -365000, 18321, 1, 2, 3, None, -25567]),
+    ("10s", "<m8[10s]", [5], [2], -1, "C", [0, 7, -3, None, 42]),
+    ("us.zlib", "<M8[us]", [4], [4], "NaT", "C", [1, -1, 0, 1700000000000000]),
+    ("Y", "<M8[Y]", [3], [3], 0, "C", [-1971, 30, 0]),
+    ("h.td", ">m8[h]", [2, 2], [1, 2], 0, "C", [1, -24, None, 48]),
+]
+
+
+def write_times(out_dir):
+    result = []
+    for name, dtype, shape, chunks, fill, order, counts in TIME_ARRAYS:
+        nat = np.iinfo(np.int64).min
+        values = np.array([nat if c is None else c for c in counts], dtype="<i8").view(
+            np.dtype(dtype).newbyteorder("<")).reshape(shape, order="C").astype(dtype)
+        fill_value = np.array(nat if fill == "NaT" else fill, dtype="<i8").view(
+            np.dtype(dtype).newbyteorder("<"))[()]
+        compressor = Zlib(level=1) if name.endswith("zlib") else None
+        z = zarr.open_array(os.path.join(out_dir, name), mode="w", shape=shape, chunks=chunks,
+                            dtype=dtype, fill_value=fill_value, order=order, compressor=compressor)
+        if name == "ns.nat":
+            z[0:6] = values[0:6]
+        else:
+            z[...] = values
+        d = times_of(zarr.open_array(os.path.join(out_dir, name), mode="r"))
+        d["name"] = name
+        result.append(d)
+    print(json.dumps(result))
+    return 0
+
+
 def selftest():
     """A few formula values, so a reader can compare implementations by eye."""
     for dtype, _, _ in DTYPES:
@@ -639,6 +695,11 @@ def main(argv):
         shape = list(z.shape)
         shape[axis] = n
         z.append((np.arange(int(np.prod(shape)), dtype="<i4") * 3 + 1).reshape(shape), axis=axis)
+        return 0
+    if len(argv) == 3 and argv[1] == "write-times":
+        return write_times(argv[2])
+    if len(argv) == 3 and argv[1] == "dump-times":
+        print(json.dumps(times_of(zarr.open_array(argv[2], mode="r"))))
         return 0
     if len(argv) == 3 and argv[1] == "write-groups":
         return write_groups(argv[2])

@@ -39,6 +39,7 @@ struct array_metadata
     std::vector<std::uint64_t> shape;
     std::vector<std::uint64_t> chunk_shape;
     dtype_id dtype = dtype_id::uint8;
+    time_unit unit{}; ///< datetime64 / timedelta64 only: the unit of the stored counts
     fill_value fill;
     chunk_key_encoding key_encoding;
     std::vector<codec_spec> codecs;

@@ -45,6 +45,31 @@ inline void check_create_args(const array_metadata& m, char sep, char a, char b)
     }
 }
 
+/// The unit of a new array: required for the time types (and in numpy's range), refused for others.
+inline time_unit unit_of_new_array(dtype_id dtype, const std::optional<time_unit>& unit)
+{
+    if (!is_time(dtype))
+    {
+        if (unit)
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "a time unit was given for a " + std::string(name(dtype)) + " array");
+        }
+        return {};
+    }
+    if (!unit)
+    {
+        throw array_error(array_errc::invalid_argument,
+                          std::string(name(dtype)) + " needs a time unit (options.unit)");
+    }
+    if (unit->count < 1 || unit->count > max_time_unit_count)
+    {
+        throw array_error(array_errc::invalid_argument,
+                          "a time unit's count must be in 1..2147483647, got " + std::to_string(unit->count));
+    }
+    return *unit;
+}
+
 } // namespace detail
 
 /// The metadata of a new v3 array of `dtype`. `document_key` (the zarr.json to be written) names
@@ -56,6 +81,7 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.shape = o.shape;
     m.chunk_shape = o.chunk_shape;
     m.dtype = dtype;
+    m.unit = detail::unit_of_new_array(dtype, o.unit);
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
@@ -104,6 +130,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.dimension_separator = o.dimension_separator;
     layout.compressor = o.compressor;
     layout.filters = o.filters;
+    layout.unit = detail::unit_of_new_array(dtype, o.unit);
     return detail::with_key_context(document_key,
                                     [&]
                                     {

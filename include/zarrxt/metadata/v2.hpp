@@ -56,6 +56,7 @@ struct v2_layout
     char dimension_separator = '.';
     std::optional<codec_spec> compressor;
     std::vector<codec_spec> filters; ///< numcodecs.* codecs, written as v2 filters in this order
+    time_unit unit{};                ///< datetime64 / timedelta64: the unit in the type string
 };
 
 /// A new .zarray document.
@@ -334,13 +335,13 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
                              "structured data type " + dt.dump() + " is not supported by zarrxt");
     }
     bool big_endian = false;
-    auto id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian);
+    auto id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.unit);
     if (!id)
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
-                             "data type \"" + dt.get<std::string>()
-                                 + "\" is not supported by zarrxt (supported: |b1, i1..i8, u1..u8, f2, f4, "
-                                   "f8, c8, c16 in either byte order)");
+                             "data type \"" + dt.get<std::string>() +
+                                 "\" is not supported by zarrxt (supported: |b1, i1..i8, u1..u8, f2, f4, "
+                                 "f8, c8, c16, M8[unit], m8[unit] in either byte order)");
     }
     m.dtype = *id;
     validate_geometry(m);
@@ -523,7 +524,7 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     json doc = json::object();
     doc["chunks"] = chunks;
     doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
-    doc["dtype"] = v2_typestr(dtype, layout.big_endian);
+    doc["dtype"] = v2_typestr(dtype, layout.big_endian, layout.unit);
     doc["fill_value"] = fill_value_to_json(fill, dtype, 2);
     if (layout.filters.empty())
     {
@@ -557,6 +558,7 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     };
     v2_layout layout;
     layout.dimension_separator = m.key_encoding.separator;
+    layout.unit = m.unit;
     if (m.key_encoding.encoding != chunk_key_encoding::kind::v2)
     {
         return refuse("chunk keys use the v3 \"default\" encoding");

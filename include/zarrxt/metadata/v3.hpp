@@ -54,6 +54,52 @@ ZARRXT_DECL json make_v3_group_document(const json& attributes);
 namespace detail
 {
 
+// zarr-python 3's extension types: {"name": "numpy.datetime64", "configuration": {"unit": "ns",
+// "scale_factor": 1}}; the unit is a base unit, the count is the scale factor.
+ZARRXT_DECL time_unit parse_v3_time_unit(const json& dt)
+{
+    if (!dt.is_object() || !dt.contains("configuration"))
+    {
+        throw_member(metadata_errc::missing_member, "data_type.configuration",
+                     "numpy.datetime64 and numpy.timedelta64 need {\"unit\", \"scale_factor\"}");
+    }
+    const json& cfg = dt["configuration"];
+    if (!cfg.is_object())
+    {
+        throw_member(metadata_errc::wrong_type, "data_type.configuration", "must be an object");
+    }
+    const std::string& unit = as_string(require_member(cfg, "unit"), "data_type.configuration.unit");
+    const auto base = parse_time_unit(unit);
+    if (!base || base->count != 1 || (unit[0] >= '0' && unit[0] <= '9'))
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "time unit \"" + unit +
+                                 "\" is not supported (Y, M, W, D, h, m, s, ms, us, ns, ps, "
+                                 "fs, as; the generic unit has no meaning for stored values)");
+    }
+    const std::int64_t scale =
+        as_int(require_member(cfg, "scale_factor"), "data_type.configuration.scale_factor");
+    if (scale < 1 || scale > max_time_unit_count)
+    {
+        throw_member(metadata_errc::invalid_value, "data_type.configuration.scale_factor",
+                     "must be in 1..2147483647, got " + std::to_string(scale));
+    }
+    for (auto it = cfg.begin(); it != cfg.end(); ++it)
+    {
+        if (it.key() != "unit" && it.key() != "scale_factor")
+        {
+            throw_member(metadata_errc::unknown_extension, "data_type.configuration." + it.key(),
+                         "is not a member zarrxt knows");
+        }
+    }
+    return time_unit{base->base, scale};
+}
+
+} // namespace detail
+
+namespace detail
+{
+
 /// name + optional configuration; a bare string is the name-only shorthand.
 inline codec_spec parse_named_config(const json& j, std::string_view member)
 {
@@ -163,14 +209,19 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
         detail::throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
     }
     auto id = dtype_from_v3_name(dt_name);
-    if (!id || !dt.is_string())
+    if (!id || (!dt.is_string() && !is_time(*id)))
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
-                             "data type \"" + dt_name + "\" is not supported by zarrxt (supported: bool, "
-                                                        "int8..int64, uint8..uint64, float16/32/64, "
-                                                        "complex64/128)");
+                             "data type \"" + dt_name +
+                                 "\" is not supported by zarrxt (supported: bool, "
+                                 "int8..int64, uint8..uint64, float16/32/64, "
+                                 "complex64/128, numpy.datetime64, numpy.timedelta64)");
     }
     m.dtype = *id;
+    if (is_time(*id))
+    {
+        m.unit = detail::parse_v3_time_unit(dt);
+    }
 
     // chunk_grid
     const json& grid = detail::require_member(doc, "chunk_grid");
@@ -282,7 +333,16 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
     doc["zarr_format"] = 3;
     doc["node_type"] = "array";
     doc["shape"] = m.shape;
-    doc["data_type"] = std::string(name(m.dtype));
+    if (is_time(m.dtype))
+    {
+        doc["data_type"] = {
+            {"name", std::string(name(m.dtype))},
+            {"configuration", {{"unit", std::string(name(m.unit.base))}, {"scale_factor", m.unit.count}}}};
+    }
+    else
+    {
+        doc["data_type"] = std::string(name(m.dtype));
+    }
     doc["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}};
     doc["chunk_key_encoding"] = {
         {"name", m.key_encoding.encoding == chunk_key_encoding::kind::default_ ? "default" : "v2"},
