@@ -365,8 +365,10 @@ TEST_SUITE("hostile/metadata")
             {extra, "zarrxt.metadata.7"},
             {with("/name", "numpy.datetime32"), "zarrxt.metadata.5"},
         };
-        for (const auto& [dt, id] : types)
+        for (const auto& type : types)
         {
+            const json& dt = type.first;
+            const char* id = type.second;
             INFO("data_type: " << dt.dump());
             zx::memory_store s;
             json doc = zxhostile::v3_array_doc();

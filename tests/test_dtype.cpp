@@ -193,6 +193,33 @@ TEST_SUITE("datetime")
             zx::create<tens, 1>(
                 s, "e",
                 zx::v3_options{.shape = {2}, .chunk_shape = {2}, .unit = time_unit{time_base::s, 1}}));
+        // A fill value made from a std::chrono value says its unit: another unit is refused, not
+        // reinterpreted (5 s is no fill of 5 ms), and so is a time fill for a number array.
+        using ms_time = ch::sys_time<ch::milliseconds>;
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::create<ms_time, 1>(
+                s, "f", zx::v3_options{.shape = {2}, .chunk_shape = {2}, .fill_value = ch::seconds(5)}));
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::create<ms_time, 1>(
+                s, "f", zx::v2_options{.shape = {2}, .chunks = {2}, .fill_value = ch::seconds(5)}));
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::create<std::int64_t, 1>(
+                s, "f", zx::v3_options{.shape = {2}, .chunk_shape = {2}, .fill_value = ch::seconds(5)}));
+        CHECK_FALSE(s.stat("f/zarr.json").has_value());
+        CHECK_FALSE(s.stat("f/.zarray").has_value());
+        auto f = zx::create<ms_time, 1>(
+            s, "f",
+            zx::v3_options{.shape = {2}, .chunk_shape = {2}, .fill_value = ms_time(ch::milliseconds(-7))});
+        CHECK(f.read()(1) == ms_time(ch::milliseconds(-7)));
+        CHECK(zx::create<ch::minutes, 1>(
+                  s, "g",
+                  zx::v2_options{.shape = {1},
+                                 .chunks = {1},
+                                 .fill_value = ch::duration<std::int64_t, std::ratio<60>>(2)})
+                  .read()(0) == ch::minutes(2));
         // The unit given at run time, for a dtype given at run time.
         zx::v2_options o{.shape = {2}, .chunks = {2}, .unit = time_unit{time_base::m, 10}};
         auto core =
@@ -223,9 +250,11 @@ TEST_SUITE("datetime")
               zx::json::parse(zxtest::read_file(path))["data_type"]);
         // The corpus's data type documents: the same units written back the same way.
         const std::string types = zxtest::env("ZARRXT_CORPUS") + "/zarr-python-metadata/v3/data_type/";
-        for (const auto& [folder, unit] : {std::pair{"numpy_datetime64", time_unit{time_base::ns, 1}},
-                                           std::pair{"numpy_timedelta64", time_unit{time_base::s, 1}}})
+        for (const auto& type : {std::pair{"numpy_datetime64", time_unit{time_base::ns, 1}},
+                                 std::pair{"numpy_timedelta64", time_unit{time_base::s, 1}}})
         {
+            const std::string folder = type.first;
+            const time_unit unit = type.second;
             CAPTURE(folder);
             const zx::json dt = zx::json::parse(zxtest::read_file(types + folder + "/data_type.json"));
             zx::json doc = zx::json::parse(zxtest::read_file(path));

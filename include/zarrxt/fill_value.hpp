@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace zarrxt
@@ -128,13 +129,17 @@ public:
         , m_complex(v)
     {
     }
-    /// A time point or duration: its count, in the unit of the array it is given for (the unit of
-    /// the array's element type); NaT is the count zarrxt::nat.
+    /// A time point or duration: its count, and its unit, which must be the unit of the array it is
+    /// given for (create refuses another one rather than reinterpret the count); NaT is the count
+    /// zarrxt::nat.
     template <class Rep, class Period>
     requires std::is_integral_v<Rep> scalar(std::chrono::duration<Rep, Period> d)
         : m_kind(kind::signed_int)
         , m_int(d.count())
+        , m_unit(time_unit_of<Period>())
     {
+        static_assert(time_unit_of<Period>().has_value(),
+                      "zarrxt::scalar: this period is no numpy time unit");
     }
     template <class Duration>
     scalar(std::chrono::time_point<std::chrono::system_clock, Duration> t)
@@ -151,6 +156,8 @@ public:
     }
 
     kind which() const noexcept { return m_kind; }
+    /// The unit of a scalar made from a std::chrono value; nullopt for every other scalar.
+    const std::optional<time_unit>& unit() const noexcept { return m_unit; }
     bool empty() const noexcept { return m_kind == kind::none; }
 
     /// The JSON form of this scalar for a dtype (the value is checked by parse_fill_value later).
@@ -164,6 +171,7 @@ private:
     double m_double = 0;
     std::complex<double> m_complex{};
     json m_json;
+    std::optional<time_unit> m_unit;
 };
 
 /// Parse the fill_value member for a dtype. `zarr_format` 2 allows null.

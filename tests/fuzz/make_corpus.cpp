@@ -502,6 +502,11 @@ void make_metadata_seeds()
     d = v3;
     d["codecs"] = json::array({codec("transpose", {{"order", "F"}}), bytes_le(), codec("crc32c")});
     emit("metadata_v3", "v3_transpose_legacy_F", d.dump());
+    d = v3;
+    d["data_type"] = {{"name", "numpy.datetime64"},
+                      {"configuration", {{"unit", "ms"}, {"scale_factor", 10}}}};
+    d["fill_value"] = "NaT";
+    emit("metadata_v3", "v3_datetime64_nat_fill", d.dump());
 
     json v2 = json::parse(g_out["metadata_v2"]["v2_none_float32"]);
     json e = v2;
@@ -516,6 +521,10 @@ void make_metadata_seeds()
     e = v2;
     e["compressor"] = {{"id", "lz4"}, {"acceleration", 1}};
     emit("metadata_v2", "v2_lz4", e.dump());
+    e = v2;
+    e["dtype"] = ">m8[10s]";
+    e["fill_value"] = -9223372036854775807 - 1;
+    emit("metadata_v2", "v2_timedelta64_be_nat_fill", e.dump());
     e = v2;
     e["filters"] = json::array({{{"id", "delta"}, {"dtype", "<f4"}}});
     emit("metadata_v2", "v2_delta_filter", e.dump());

@@ -70,6 +70,19 @@ inline time_unit unit_of_new_array(dtype_id dtype, const std::optional<time_unit
     return *unit;
 }
 
+/// A fill value made from a std::chrono value counts its own unit: only an array of that unit
+/// takes it as it is (a count of seconds is no count of milliseconds).
+inline void check_fill_unit(dtype_id dtype, const time_unit& unit, const scalar& fill)
+{
+    if (fill.unit() && (!is_time(dtype) || !same_length(*fill.unit(), unit)))
+    {
+        throw array_error(array_errc::invalid_argument,
+                          "the fill value counts " + to_string(*fill.unit()) + " but the array " +
+                              (is_time(dtype) ? "counts " + to_string(unit)
+                                              : "is " + std::string(name(dtype)) + ", no time type"));
+    }
+}
+
 } // namespace detail
 
 /// The metadata of a new v3 array of `dtype`. `document_key` (the zarr.json to be written) names
@@ -82,6 +95,7 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.chunk_shape = o.chunk_shape;
     m.dtype = dtype;
     m.unit = detail::unit_of_new_array(dtype, o.unit);
+    detail::check_fill_unit(dtype, m.unit, o.fill_value);
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
@@ -131,6 +145,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.compressor = o.compressor;
     layout.filters = o.filters;
     layout.unit = detail::unit_of_new_array(dtype, o.unit);
+    detail::check_fill_unit(dtype, layout.unit, o.fill_value);
     return detail::with_key_context(document_key,
                                     [&]
                                     {
