@@ -24,6 +24,14 @@ std::string python_peer_script()
     return zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/zarr_python_peer.py";
 }
 
+/// The peer's output for one command, which must succeed.
+std::string python_peer_output(const std::string& args)
+{
+    auto r = zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " " + args);
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    return r.output;
+}
+
 /// The matrix zarr-python writes: generated once per process and shared by the test cases, so
 /// the peer runs once however many of them are selected.
 struct python_output
@@ -357,13 +365,7 @@ TEST_SUITE("interop")
         zxtest::temp_dir dir("zarrxt-py-resize");
         zx::filesystem_store store{dir.str()};
         const std::string path = (dir.path() / "a").string();
-        auto peer = [&](const std::string& args)
-        {
-            auto r =
-                zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " " + args);
-            REQUIRE_MESSAGE(r.status == 0, r.output);
-            return r.output;
-        };
+        auto peer = python_peer_output;
         // What zarr-python reads: its shape and its values must be the model's.
         auto python_reads = [&](const tensor& want)
         {
@@ -441,13 +443,7 @@ TEST_SUITE("interop")
         namespace ch = std::chrono;
         zxtest::temp_dir dir("zarrxt-py-times");
         zx::filesystem_store store{dir.str()};
-        auto peer = [&](const std::string& args)
-        {
-            auto r =
-                zxtest::run(zxtest::debian_python() + " " + zxtest::quote(python_peer_script()) + " " + args);
-            REQUIRE_MESSAGE(r.status == 0, r.output);
-            return zx::json::parse(r.output);
-        };
+        auto peer = [](const std::string& args) { return zx::json::parse(python_peer_output(args)); };
         // Every count as stored, C order, whatever the rank (raw int64 access to a time array).
         auto counts_of = [&](const std::string& name)
         {

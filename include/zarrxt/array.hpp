@@ -391,22 +391,21 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
     if constexpr (is_time(dtype))
     {
         // The element type says the unit; options that say another one are a mistake.
-        if (options.unit && !same_length(*options.unit, *time_unit_for<T>()))
+        if (!options.unit)
+        {
+            Options with_unit = options;
+            with_unit.unit = time_unit_for<T>();
+            return create_with(store, path, with_unit, std::move(exec), std::move(limits));
+        }
+        if (!same_length(*options.unit, *time_unit_for<T>()))
         {
             throw array_error(array_errc::invalid_argument,
                               "create: options.unit is " + to_string(*options.unit) +
                                   " but the element type counts " + to_string(*time_unit_for<T>()));
         }
-        Options with_unit = options;
-        with_unit.unit = options.unit ? options.unit : time_unit_for<T>();
-        return array(core_type::create(store, path, dtype, with_unit, std::move(exec), std::move(limits)),
-                     array_settings{.write_empty_chunks = options.write_empty_chunks});
     }
-    else
-    {
-        return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)),
-                     array_settings{.write_empty_chunks = options.write_empty_chunks});
-    }
+    return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)),
+                 array_settings{.write_empty_chunks = options.write_empty_chunks});
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>

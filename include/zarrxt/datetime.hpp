@@ -17,8 +17,6 @@ namespace zarrxt
 namespace detail
 {
 
-using wide_int = __int128;
-
 inline std::string wide_to_string(wide_int v)
 {
     if (v == 0)
@@ -86,26 +84,16 @@ inline std::string date_text(wide_int days)
     return year_text(d.year) + "-" + padded(d.month, 2) + "-" + padded(d.day, 2);
 }
 
-/// Digits after the decimal point of a sub-second unit (ms: 3 ... as: 18); 0 otherwise.
-constexpr int fraction_digits(time_base b) noexcept
+/// Digits after the decimal point of a unit: those of its denominator, a power of ten (ms: 3 ...
+/// as: 18; 0 for a second and longer).
+constexpr std::size_t fraction_digits(time_base b) noexcept
 {
-    switch (b)
+    std::size_t digits = 0;
+    for (std::int64_t den = row_of(b).den; den > 1; den /= 10)
     {
-        case time_base::ms:
-            return 3;
-        case time_base::us:
-            return 6;
-        case time_base::ns:
-            return 9;
-        case time_base::ps:
-            return 12;
-        case time_base::fs:
-            return 15;
-        case time_base::as:
-            return 18;
-        default:
-            return 0;
+        ++digits;
     }
+    return digits;
 }
 
 } // namespace detail
@@ -152,9 +140,9 @@ inline std::string format_datetime(std::int64_t count, const time_unit& u)
     const wide_int seconds = in_day / row.den;
     s += detail::padded(seconds / 3600, 2) + ":" + detail::padded(seconds / 60 % 60, 2) + ":" +
          detail::padded(seconds % 60, 2);
-    if (const int digits = detail::fraction_digits(u.base); digits > 0)
+    if (const std::size_t digits = detail::fraction_digits(u.base); digits > 0)
     {
-        s += "." + detail::padded(in_day % row.den, static_cast<std::size_t>(digits));
+        s += "." + detail::padded(in_day % row.den, digits);
     }
     return s;
 }
@@ -192,9 +180,9 @@ inline std::string format_timedelta(std::int64_t count, const time_unit& u)
     }
     const wide_int den = detail::row_of(u.base).den;
     s += "T" + detail::wide_to_string(v / den);
-    if (const int digits = detail::fraction_digits(u.base); digits > 0)
+    if (const std::size_t digits = detail::fraction_digits(u.base); digits > 0)
     {
-        s += "." + detail::padded(v % den, static_cast<std::size_t>(digits));
+        s += "." + detail::padded(v % den, digits);
     }
     return s + "S";
 }

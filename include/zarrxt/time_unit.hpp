@@ -57,6 +57,9 @@ inline constexpr std::int64_t max_time_unit_count = 2147483647;
 namespace detail
 {
 
+/// Wide enough for a count times any unit's length in attoseconds, so unit arithmetic never overflows.
+using wide_int = __int128;
+
 struct time_base_row
 {
     time_base base;
@@ -151,8 +154,8 @@ constexpr bool same_length(const time_unit& a, const time_unit& b) noexcept
         return a == b;
     }
     // a.count * ra.num / ra.den == b.count * rb.num / rb.den, cross-multiplied without overflow.
-    return static_cast<__int128>(a.count) * ra.num * rb.den ==
-           static_cast<__int128>(b.count) * rb.num * ra.den;
+    return static_cast<detail::wide_int>(a.count) * ra.num * rb.den ==
+           static_cast<detail::wide_int>(b.count) * rb.num * ra.den;
 }
 
 /// The numpy unit of a std::chrono period: the coarsest base unit that divides it into a whole
@@ -178,8 +181,8 @@ constexpr std::optional<time_unit> time_unit_of() noexcept
                 continue;
             }
             // count = (Period::num / Period::den) / (r.num / r.den)
-            const __int128 n = static_cast<__int128>(Period::num) * r.den;
-            const __int128 d = static_cast<__int128>(Period::den) * r.num;
+            const detail::wide_int n = static_cast<detail::wide_int>(Period::num) * r.den;
+            const detail::wide_int d = static_cast<detail::wide_int>(Period::den) * r.num;
             if (n % d == 0 && n / d >= 1 && n / d <= max_time_unit_count)
             {
                 return time_unit{r.base, static_cast<std::int64_t>(n / d)};

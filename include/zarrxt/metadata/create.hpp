@@ -45,15 +45,19 @@ inline void check_create_args(const array_metadata& m, char sep, char a, char b)
     }
 }
 
-/// The unit of a new array: required for the time types (and in numpy's range), refused for others.
-inline time_unit unit_of_new_array(dtype_id dtype, const std::optional<time_unit>& unit)
+/// The unit of a new array: required for the time types (and in numpy's range), refused for
+/// others. A fill value made from a std::chrono value counts its own unit, so only an array of that
+/// unit takes it as it is (a count of seconds is no count of milliseconds).
+inline time_unit unit_of_new_array(dtype_id dtype, const std::optional<time_unit>& unit, const scalar& fill)
 {
     if (!is_time(dtype))
     {
-        if (unit)
+        if (unit || fill.unit())
         {
-            throw array_error(array_errc::invalid_argument,
-                              "a time unit was given for a " + std::string(name(dtype)) + " array");
+            throw array_error(
+                array_errc::invalid_argument,
+                std::string(unit ? "a time unit" : "a fill value counting " + to_string(*fill.unit())) +
+                    " was given for a " + std::string(name(dtype)) + " array, no time type");
         }
         return {};
     }
@@ -67,20 +71,12 @@ inline time_unit unit_of_new_array(dtype_id dtype, const std::optional<time_unit
         throw array_error(array_errc::invalid_argument,
                           "a time unit's count must be in 1..2147483647, got " + std::to_string(unit->count));
     }
-    return *unit;
-}
-
-/// A fill value made from a std::chrono value counts its own unit: only an array of that unit
-/// takes it as it is (a count of seconds is no count of milliseconds).
-inline void check_fill_unit(dtype_id dtype, const time_unit& unit, const scalar& fill)
-{
-    if (fill.unit() && (!is_time(dtype) || !same_length(*fill.unit(), unit)))
+    if (fill.unit() && !same_length(*fill.unit(), *unit))
     {
-        throw array_error(array_errc::invalid_argument,
-                          "the fill value counts " + to_string(*fill.unit()) + " but the array " +
-                              (is_time(dtype) ? "counts " + to_string(unit)
-                                              : "is " + std::string(name(dtype)) + ", no time type"));
+        throw array_error(array_errc::invalid_argument, "the fill value counts " + to_string(*fill.unit()) +
+                                                            " but the array counts " + to_string(*unit));
     }
+    return *unit;
 }
 
 } // namespace detail
@@ -94,8 +90,7 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.shape = o.shape;
     m.chunk_shape = o.chunk_shape;
     m.dtype = dtype;
-    m.unit = detail::unit_of_new_array(dtype, o.unit);
-    detail::check_fill_unit(dtype, m.unit, o.fill_value);
+    m.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
@@ -144,8 +139,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.dimension_separator = o.dimension_separator;
     layout.compressor = o.compressor;
     layout.filters = o.filters;
-    layout.unit = detail::unit_of_new_array(dtype, o.unit);
-    detail::check_fill_unit(dtype, layout.unit, o.fill_value);
+    layout.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     return detail::with_key_context(document_key,
                                     [&]
                                     {

@@ -70,7 +70,7 @@ ZARRXT_DECL time_unit parse_v3_time_unit(const json& dt)
     }
     const std::string& unit = as_string(require_member(cfg, "unit"), "data_type.configuration.unit");
     const auto base = parse_time_unit(unit);
-    if (!base || base->count != 1 || (unit[0] >= '0' && unit[0] <= '9'))
+    if (!base || (unit[0] >= '0' && unit[0] <= '9')) // the count is the scale factor, not part of the unit
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
                              "time unit \"" + unit +
@@ -94,11 +94,6 @@ ZARRXT_DECL time_unit parse_v3_time_unit(const json& dt)
     }
     return time_unit{base->base, scale};
 }
-
-} // namespace detail
-
-namespace detail
-{
 
 /// name + optional configuration; a bare string is the name-only shorthand.
 inline codec_spec parse_named_config(const json& j, std::string_view member)
