@@ -235,9 +235,7 @@ TEST_SUITE("hostile/metadata")
             ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.5", "a/zarr.json",
                             zx::open<float, 2>(s, "a"));
         }
-        std::vector<json> v2_types{"<U7",
-                                   "|O",
-                                   "|S10",
+        std::vector<json> v2_types{"|O",  // fixed-width strings: in the case below
                                    "<M8", // numpy's generic datetime: no unit
                                    "<M8[generic]",
                                    "<m8[0s]",
@@ -406,6 +404,118 @@ TEST_SUITE("hostile/metadata")
         put_doc(s, "b/zarr.json", doc);
         ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.12", "b/zarr.json",
                         zx::open<std::int64_t, 2>(s, "b"));
+    }
+
+    TEST_CASE("fixed-width string data types, fill values and stored values that zarrxt refuses")
+    {
+        const json u = json::parse(R"({"name": "fixed_length_utf32", "configuration": {"length_bytes": 8}})");
+        auto with = [&](const std::string& pointer, const json& v)
+        {
+            json dt = u;
+            dt[json::json_pointer(pointer)] = v;
+            return dt;
+        };
+        json no_config = u;
+        no_config.erase("configuration");
+        const std::vector<std::pair<json, const char*>> types{
+            {"fixed_length_utf32", "zarrxt.metadata.2"}, // the bare name: no length
+            {"null_terminated_bytes", "zarrxt.metadata.2"},
+            {no_config, "zarrxt.metadata.2"},
+            {with("/configuration", 8), "zarrxt.metadata.3"},
+            {with("/configuration", json::object()), "zarrxt.metadata.2"},
+            {with("/configuration/length_bytes", 0), "zarrxt.metadata.4"},
+            {with("/configuration/length_bytes", 6), "zarrxt.metadata.4"}, // no whole code points
+            {with("/configuration/length_bytes", -4), "zarrxt.metadata.4"},
+            {with("/configuration/length_bytes", 2147483648), "zarrxt.metadata.4"},
+            {with("/configuration/length_bytes", 8.0), "zarrxt.metadata.3"},
+            {with("/configuration/length_bytes", "8"), "zarrxt.metadata.3"},
+            {with("/configuration/encoding", "utf-16"), "zarrxt.metadata.7"},
+            {with("/name", "fixed_length_ucs2"), "zarrxt.metadata.5"},
+        };
+        for (const auto& type : types)
+        {
+            const json& dt = type.first;
+            const char* id = type.second;
+            INFO("data_type: " << dt.dump());
+            zx::memory_store s;
+            json doc = zxhostile::v3_array_doc();
+            doc["data_type"] = dt;
+            doc["fill_value"] = "";
+            put_doc(s, "a/zarr.json", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, id, "a/zarr.json", zx::open<std::string, 2>(s, "a"));
+        }
+        // Fill values: text that fits (<U) or base64 of bytes that fit (|S).
+        const json s2 =
+            json::parse(R"({"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}})");
+        const std::vector<std::pair<json, json>> fills{{u, 0},
+                                                       {u, nullptr},
+                                                       {u, "abc"},
+                                                       {u, json::array()},
+                                                       {u, json(std::string("a\0", 2))},
+                                                       {s2, "abc"},
+                                                       {s2, "YWJj"},
+                                                       {s2, "Y"},
+                                                       {s2, 1},
+                                                       {s2, "YW\u00e9="},
+                                                       {s2, "YWI=YWI="}};
+        for (const auto& case_ : fills)
+        {
+            const json& dt = case_.first;
+            const json& fill = case_.second;
+            INFO("data_type: " << dt.dump() << " fill_value: " << fill.dump());
+            zx::memory_store s;
+            json doc = zxhostile::v3_array_doc();
+            doc["data_type"] = dt;
+            doc["fill_value"] = fill;
+            put_doc(s, "a/zarr.json", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "a/zarr.json",
+                            zx::open<std::string, 2>(s, "a"));
+        }
+        // v2 type strings numpy does not spell, and a fill the type cannot hold.
+        for (const char* typestr : {"|S0", "<S4", "|U2", "<U0", "<U536870912", "|S2147483645", "<U2x"})
+        {
+            INFO("dtype: " << typestr);
+            zx::memory_store s;
+            json doc = zxhostile::v2_array_doc();
+            doc["dtype"] = typestr;
+            doc["fill_value"] = "";
+            put_doc(s, "a/.zarray", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.5", "a/.zarray",
+                            zx::open<std::string, 2>(s, "a"));
+        }
+        {
+            zx::memory_store s;
+            json doc = zxhostile::v2_array_doc();
+            doc["dtype"] = "<U2";
+            doc["fill_value"] = "abc";
+            put_doc(s, "a/.zarray", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "a/.zarray",
+                            zx::open<std::string, 2>(s, "a"));
+            // The arithmetic codecs have no meaning for text.
+            doc["fill_value"] = "";
+            doc["filters"] = json::parse(R"([{"id": "delta", "dtype": "<U2"}])");
+            put_doc(s, "b/.zarray", doc);
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.12", "b/.zarray",
+                            zx::open<std::string, 2>(s, "b"));
+        }
+        // A chunk of the wrong size is a codec error as for numbers; a code unit past U+10FFFF
+        // in a well-sized chunk is one too, naming the chunk.
+        zx::memory_store s;
+        json doc = zxhostile::v2_array_doc();
+        doc["dtype"] = "<U1";
+        doc["fill_value"] = "";
+        doc["compressor"] = nullptr;
+        put_doc(s, "a/.zarray", doc);
+        auto a = zx::open<std::string, 2>(s, "a");
+        const std::uint64_t cr = a.chunk_shape()[0];
+        const std::uint64_t cc = a.chunk_shape()[1];
+        std::vector<std::uint32_t> units(static_cast<std::size_t>(cr * cc), 'a');
+        s.set("a/0.0", zx::byte_view(reinterpret_cast<const std::byte*>(units.data()), units.size() * 4 - 1));
+        ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.2", "a/0.0", a.read({{0, 0}, {1, 1}}));
+        units.back() = 0x110000;
+        s.set("a/0.0", zx::byte_view(reinterpret_cast<const std::byte*>(units.data()), units.size() * 4));
+        CHECK(a.read({{0, 0}, {1, 1}})(0, 0) == "a");
+        ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.8", "a/0.0", a.read({{0, 0}, {cr, cc}}));
     }
 
     TEST_CASE("v2 fill value null is accepted, a bad one is refused")

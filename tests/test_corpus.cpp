@@ -28,8 +28,6 @@ namespace
 /// gains the feature: the arrays using it must then hash to their agreed digest.
 const std::set<std::string> unsupported_features = {
     // v2 data type kinds without a fixed-size numeric element (numpy kind letter).
-    "v2-dtype:S",
-    "v2-dtype:U",
     "v2-dtype:O",
     "v2-dtype:V",
     "v2-dtype:M",
@@ -133,8 +131,23 @@ std::string corpus_digest(const zx::any_array<zx::filesystem_store>& a)
             ext[0] = std::min(step, rows - r);
             n = ext[0] * row;
         }
-        buf.resize(n * di.size);
+        const std::size_t width = a.metadata().element_size();
+        buf.resize(n * width);
         a.read_bytes(off, ext, buf.data());
+        if (zx::is_fixed_string(a.dtype()))
+        {
+            // The text rule of docs/tool.md: each value after its byte length (little-endian uint32).
+            for (std::uint64_t i = 0; i < n; ++i)
+            {
+                const std::string v = zx::decode_fixed_string(a.dtype(), buf.data() + i * width, width);
+                const auto len = static_cast<std::uint32_t>(v.size());
+                const std::byte le[4] = {std::byte(len & 0xff), std::byte((len >> 8) & 0xff),
+                                         std::byte((len >> 16) & 0xff), std::byte(len >> 24)};
+                h.update(le, 4);
+                h.update(reinterpret_cast<const std::byte*>(v.data()), v.size());
+            }
+            continue;
+        }
         if constexpr (std::endian::native == std::endian::big)
         {
             for (std::size_t i = 0; i < buf.size(); i += di.word)

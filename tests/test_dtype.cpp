@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <complex>
+#include <cstring>
 #include <limits>
 
 namespace zx = zarrxt;
@@ -263,5 +264,193 @@ TEST_SUITE("datetime")
             CHECK(parsed.unit == unit);
             CHECK(zx::make_v3_array_document(parsed)["data_type"] == dt);
         }
+    }
+}
+
+TEST_SUITE("fixed strings")
+{
+    using namespace std::string_literals;
+
+    TEST_CASE("numpy's |S n, <U n, >U n type strings parse and print; what numpy does not spell does not")
+    {
+        struct row
+        {
+            const char* text;
+            zx::dtype_id id;
+            std::size_t size;
+            bool big;
+        };
+        for (const row r : {row{"|S7", zx::dtype_id::fixed_bytes, 7, false},
+                            row{"<U13", zx::dtype_id::fixed_utf32, 52, false},
+                            row{">U13", zx::dtype_id::fixed_utf32, 52, true},
+                            row{"|S1", zx::dtype_id::fixed_bytes, 1, false},
+                            row{"<U536870911", zx::dtype_id::fixed_utf32, 2147483644, false}})
+        {
+            CAPTURE(r.text);
+            bool big = !r.big;
+            std::size_t size = 0;
+            CHECK(zx::dtype_from_v2_typestr(r.text, big, nullptr, &size) == r.id);
+            CHECK(size == r.size);
+            CHECK(big == r.big);
+            CHECK(zx::v2_typestr(r.id, r.big, {}, r.size) == r.text);
+        }
+        for (const char* bad : {"|S0", "<U0", "<S3", ">S3", "|U3", "<U536870912", "|S2147483645", "|S", "<U",
+                                "|S-1", "|S1x", "<U99999999999999"})
+        {
+            CAPTURE(bad);
+            bool big = false;
+            CHECK_FALSE(zx::dtype_from_v2_typestr(bad, big).has_value());
+        }
+    }
+
+    TEST_CASE("base64 as RFC 4648 gives it; anything else is no base64")
+    {
+        const std::pair<const char*, const char*> vectors[] = {{"", ""},
+                                                               {"f", "Zg=="},
+                                                               {"fo", "Zm8="},
+                                                               {"foo", "Zm9v"},
+                                                               {"foob", "Zm9vYg=="},
+                                                               {"fooba", "Zm9vYmE="},
+                                                               {"foobar", "Zm9vYmFy"}};
+        for (const auto& [plain, coded] : vectors)
+        {
+            CHECK(zx::detail::base64_encode(plain) == coded);
+            CHECK(zx::detail::base64_decode(coded) == std::string(plain));
+        }
+        CHECK(zx::detail::base64_decode("/w==") == "\xff"s);
+        for (const char* bad : {"Zg=", "Zg", "Z===", "Zh==", "Zm9=", "Zm 9", "Zg==Zg==", "=Zg=", "Zm8\xc3"})
+        {
+            CAPTURE(bad);
+            CHECK_FALSE(zx::detail::base64_decode(bad).has_value());
+        }
+    }
+
+    TEST_CASE("element values: trailing NULs pad, inner NULs stay; UTF-32 text is strict both ways")
+    {
+        std::byte e[12];
+        zx::encode_fixed_string(zx::dtype_id::fixed_bytes, "a\0b"s, e, 5);
+        CHECK(std::memcmp(e, "a\0b\0\0", 5) == 0);
+        CHECK(zx::decode_fixed_string(zx::dtype_id::fixed_bytes, e, 5) == "a\0b"s);
+        zx::encode_fixed_string(zx::dtype_id::fixed_utf32, "\u00e9\U0001F600", e, 12);
+        const char32_t want[3] = {0xe9, 0x1f600, 0};
+        CHECK(std::memcmp(e, want, 12) == 0);
+        CHECK(zx::decode_fixed_string(zx::dtype_id::fixed_utf32, e, 12) == "\u00e9\U0001F600");
+        // What cannot be stored as it is given is refused, never cut or replaced.
+        ZX_EXPECT_ERROR(zx::array_error, "zarrxt.array.8", "",
+                        zx::encode_fixed_string(zx::dtype_id::fixed_bytes, "toolong", e, 3));
+        ZX_EXPECT_ERROR(zx::array_error, "zarrxt.array.8", "",
+                        zx::encode_fixed_string(zx::dtype_id::fixed_bytes, "ab\0"s, e, 5));
+        ZX_EXPECT_ERROR(zx::array_error, "zarrxt.array.8", "",
+                        zx::encode_fixed_string(zx::dtype_id::fixed_utf32, "abcd", e, 12));
+        for (const char* bad : {"\xff", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "a\xe2\x82", "\x80"})
+        {
+            CAPTURE(bad);
+            ZX_EXPECT_ERROR(zx::array_error, "zarrxt.array.8", "",
+                            zx::encode_fixed_string(zx::dtype_id::fixed_utf32, bad, e, 12));
+        }
+        // A stored code unit that is no code point has no text.
+        for (const char32_t bad : {char32_t{0xd800}, char32_t{0x110000}, char32_t{0xffffffff}})
+        {
+            const char32_t units[3] = {'a', bad, 0};
+            std::memcpy(e, units, 12);
+            ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.8", "",
+                            zx::decode_fixed_string(zx::dtype_id::fixed_utf32, e, 12));
+        }
+    }
+
+    TEST_CASE("std::string arrays in v2 and v3: fill values, missing chunks, partial writes, selections, "
+              "sharding, F order, read_checked")
+    {
+        zx::memory_store s;
+        // v3 <U3 sharded, F order inside: the documents zarr-python 3 writes for these types.
+        auto a = zx::create<std::string, 2>(
+            s, "u",
+            zx::v3_options{.shape = {4, 5},
+                           .chunk_shape = {4, 4},
+                           .codecs = {zx::sharded({2, 2}, {zx::codec_spec("transpose", {{"order", {1, 0}}}),
+                                                           zx::codec_spec("bytes", {{"endian", "big"}}),
+                                                           zx::codec_spec("zstd", {{"level", 1}})})},
+                           .fill_value = "\u00f8",
+                           .string = zx::fixed_length_utf32(3)});
+        const zx::json doc = zx::json::parse(zxtest::as_string_of(zx::get(s, "u/zarr.json")));
+        CHECK(doc["data_type"] ==
+              zx::json::parse(R"({"name": "fixed_length_utf32", "configuration": {"length_bytes": 12}})"));
+        CHECK(doc["fill_value"] == "\u00f8");
+        CHECK(a.fill_value() == "\u00f8");
+        a.write({{0, 0}, {2, 3}}, xt::xtensor<std::string, 2>{{"a", "bb", "ccc"}, {"", "\u65e5", "x\0y"s}});
+        a.write({{1, 1}, {1, 1}},
+                xt::xtensor<std::string, 2>{{"new"}}); // read-modify-write of an inner chunk
+        auto all = zx::open<std::string, 2>(s, "u").read();
+        CHECK(all(0, 2) == "ccc");
+        CHECK(all(1, 0) == "");
+        CHECK(all(1, 1) == "new");
+        CHECK(all(1, 2) == "x\0y"s);
+        CHECK(all(3, 4) == "\u00f8"); // never written: the fill value
+        CHECK(a.at(0, 1) == "bb");
+        const auto picked = a.read(xt::range(0, 2), 2);
+        REQUIRE(picked.size() == 2);
+        CHECK(picked(1) == "x\0y"s);
+        a.write(zx::select(xt::keep(3), xt::keep(0, 4)), xt::xtensor<std::string, 2>{{"p", "q"}});
+        CHECK(a.read_points({{3, 0}, {3, 4}, {3, 1}}) == xt::xtensor<std::string, 1>{"p", "q", "\u00f8"});
+        // Writing only the fill value leaves nothing stored (the chunk equals its fill bytes).
+        zx::memory_store s2;
+        auto e = zx::create<std::string, 1>(
+            s2, "e",
+            zx::v3_options{.shape = {4}, .chunk_shape = {2}, .string = zx::null_terminated_bytes(2)});
+        e.write({{0}, {4}}, xt::xtensor<std::string, 1>{"", "", "ab", ""});
+        CHECK_FALSE(s2.stat("e/c/0").has_value());
+        CHECK(s2.stat("e/c/1").has_value());
+        const zx::json edoc = zx::json::parse(zxtest::as_string_of(zx::get(s2, "e/zarr.json")));
+        CHECK(edoc["data_type"] ==
+              zx::json::parse(R"({"name": "null_terminated_bytes", "configuration": {"length_bytes": 2}})"));
+        CHECK(edoc["fill_value"] == "");
+        CHECK(edoc["codecs"][0] == zx::json::parse(R"({"name": "bytes"})"));
+        // v2 |S with a base64 fill; a value that does not fit is refused before any chunk changes.
+        auto b = zx::create<std::string, 1>(
+            s, "b",
+            zx::v2_options{
+                .shape = {3}, .chunks = {3}, .fill_value = "\x01", .string = zx::null_terminated_bytes(2)});
+        CHECK(zx::json::parse(zxtest::as_string_of(zx::get(s, "b/.zarray")))["fill_value"] == "AQ==");
+        ZX_EXPECT_ERROR(zx::array_error, "zarrxt.array.8", "",
+                        b.write({{0}, {3}}, xt::xtensor<std::string, 1>{"ok", "xyz", "ok"}));
+        CHECK_FALSE(s.stat("b/0").has_value());
+        CHECK(b.read() == xt::xtensor<std::string, 1>{"\x01", "\x01", "\x01"});
+        // Other element types do not open a string array, nor std::string a number array.
+        ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "b", zx::open<std::uint8_t, 1>(s, "b"));
+        zx::create<float, 1>(s, "f", zx::v2_options{.shape = {1}, .chunks = {1}});
+        ZX_EXPECT_ERROR(zx::dtype_mismatch, "zarrxt.array.1", "f", zx::open<std::string, 1>(s, "f"));
+        ZX_EXPECT_ERROR(zx::array_error, "zarrxt.array.8", "",
+                        zx::create<std::string, 1>(s, "n", zx::v2_options{.shape = {1}, .chunks = {1}}));
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::create<std::string, 1>(
+                s, "n", zx::v2_options{.shape = {1}, .chunks = {1}, .string = zx::fixed_length_utf32(0)}));
+        ZX_EXPECT_ERROR(
+            zx::array_error, "zarrxt.array.8", "",
+            zx::create<float, 1>(
+                s, "n", zx::v2_options{.shape = {1}, .chunks = {1}, .string = zx::fixed_length_utf32(2)}));
+        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "",
+                        zx::create<std::string, 1>(s, "n",
+                                                   zx::v2_options{.shape = {1},
+                                                                  .chunks = {1},
+                                                                  .fill_value = "long",
+                                                                  .string = zx::fixed_length_utf32(2)}));
+        // A stored <U code unit that is no code point: an error naming the chunk, or with
+        // read_checked the fill value and a problem.
+        auto c = zx::create<std::string, 1>(s, "c",
+                                            zx::v2_options{.shape = {4},
+                                                           .chunks = {2},
+                                                           .compressor = std::nullopt,
+                                                           .fill_value = "z",
+                                                           .string = zx::fixed_length_utf32(1)});
+        c.write({{0}, {4}}, xt::xtensor<std::string, 1>{"a", "b", "c", "d"});
+        const std::uint32_t junk[2] = {0xd800, 'f'};
+        s.set("c/1", zx::byte_view(reinterpret_cast<const std::byte*>(junk), 8));
+        ZX_EXPECT_ERROR(zx::codec_error, "zarrxt.codec.8", "c/1", c.read());
+        const auto checked = c.read_checked({{0}, {4}});
+        CHECK(checked.data == xt::xtensor<std::string, 1>{"a", "b", "z", "f"});
+        REQUIRE(checked.problems.size() == 1);
+        CHECK(checked.problems[0].key == "c/1");
+        CHECK(checked.problems[0].id == "zarrxt.codec.8");
     }
 }

@@ -22,6 +22,7 @@ template class zarrxt::array<float, 2>;
 template class zarrxt::array<double, 2>;
 template class zarrxt::array<std::complex<float>, 2>;
 template class zarrxt::array<std::complex<double>, 2>;
+template class zarrxt::array<std::string, 2>; // fixed-width strings: every member compiles for it too
 // Ranks 0..4.
 template class zarrxt::array<float, 0>;
 template class zarrxt::array<float, 1>;

@@ -14,6 +14,7 @@
 #include <memory>
 
 namespace zi = zxtest::interop;
+using namespace std::string_literals;
 namespace zx = zarrxt;
 
 namespace
@@ -547,6 +548,131 @@ TEST_SUITE("interop")
             CHECK(t["dtype"] == "<m8[10m]");
             CHECK(t["fill"] == 5);
             CHECK(t["counts"] == zx::json({-1, zx::nat, 5, 5}));
+        }
+    }
+
+    TEST_CASE("fixed-width strings |S n, <U n, >U n both ways with zarr-python; the corpus's string arrays "
+              "value for value; zarrxt hash follows the text rule")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        zxtest::temp_dir dir("zarrxt-py-strings");
+        zx::filesystem_store store{dir.str()};
+        auto peer = [](const std::string& args) { return zx::json::parse(python_peer_output(args)); };
+        // A value as the peer prints it: |S bytes as hex, <U text as it is.
+        auto printed = [](zx::dtype_id id, const std::string& v)
+        { return id == zx::dtype_id::fixed_utf32 ? v : zi::hex(v); };
+        // Every value of the array at `path` of `st`, C order, as the peer prints them.
+        auto values_of = [&](const zx::filesystem_store& st, const std::string& path)
+        {
+            const std::size_t rank = zx::open_any(st, path).rank();
+            std::vector<std::string> out;
+            auto take = [&](const auto& a)
+            {
+                for (const auto& v : a.read())
+                {
+                    out.push_back(printed(a.metadata().dtype, v));
+                }
+            };
+            if (rank == 1)
+            {
+                take(zx::open<std::string, 1>(st, path));
+            }
+            else
+            {
+                REQUIRE(rank == 2);
+                take(zx::open<std::string, 2>(st, path));
+            }
+            return out;
+        };
+        const std::string tool = zxtest::env("ZARRXT_TOOL");
+        auto tool_hash = [&](const std::filesystem::path& p)
+        {
+            auto r = zxtest::run(zxtest::quote(tool) + " hash " + zxtest::quote(p.string()));
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+            return r.output.substr(0, r.output.find('\n'));
+        };
+
+        // zarr-python writes (internal NULs, non-UTF-8 bytes, astral code points, F order, big
+        // endian, fill values in unwritten chunks, zlib and blosc); zarrxt reads.
+        const zx::json written = peer("write-strings " + zxtest::quote(dir.str()));
+        REQUIRE(written.size() == 4);
+        for (const auto& e : written)
+        {
+            const std::string name = e["name"];
+            CAPTURE(name);
+            auto a = zx::open_any(store, name);
+            const auto& m = a.metadata();
+            CHECK(zx::v2_typestr(m.dtype, e["dtype"].get<std::string>()[0] == '>', {}, m.fixed_size) ==
+                  e["dtype"]);
+            CHECK(values_of(store, name) == e["values"].get<std::vector<std::string>>());
+            CHECK(printed(m.dtype, zx::decode_fixed_string(m.dtype, m.fill.data(), m.fixed_size)) ==
+                  e["fill"]);
+            if (!tool.empty())
+            {
+                CHECK(tool_hash(dir.path() / name) == e["hash"]);
+            }
+        }
+
+        // The corpus's fixed-width string arrays (zarrita.js's v2 fixtures), read by both.
+        const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
+        if (corpus.empty() || !std::filesystem::exists(corpus / "MANIFEST.jsonl"))
+        {
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/MANIFEST.jsonl)");
+        }
+        const std::filesystem::path fixtures = corpus / "zarrita.js/fixtures/v2/data.zarr";
+        zx::filesystem_store fx{fixtures.string()};
+        for (const std::string name : {"1d.contiguous.S7", "1d.contiguous.U13.be", "1d.contiguous.U13.le",
+                                       "1d.contiguous.U7", "2d.chunked.U7"})
+        {
+            CAPTURE(name);
+            const zx::json e = peer("dump-strings " + zxtest::quote((fixtures / name).string()));
+            CHECK(values_of(fx, name) == e["values"].get<std::vector<std::string>>());
+            CHECK(e["values"].size() == 4);
+            if (!tool.empty())
+            {
+                CHECK(tool_hash(fixtures / name) == e["hash"]);
+            }
+        }
+
+        // zarrxt writes (big-endian F order with a fill value and a partial write; |S with bytes
+        // that are no text and a fill of a NUL-free prefix); zarr-python reads.
+        auto u = zx::create<std::string, 2>(store, "U4.be.F",
+                                            zx::v2_options{.shape = {3, 5},
+                                                           .chunks = {2, 2},
+                                                           .fill_value = "f\u00fcll",
+                                                           .order = 'F',
+                                                           .big_endian = true,
+                                                           .string = zx::fixed_length_utf32(4)});
+        xt::xtensor<std::string, 2> uv = {{"a", "\u00e9\u00e9", "", "\U0001F600", "abcd"},
+                                          {"x\ty", "\u65e5", "a\0b"s, "zz", "q"}};
+        u.write({{0, 0}, {2, 5}}, uv);
+        u.write({{1, 1}, {1, 2}}, xt::xtensor<std::string, 2>{{"new", "val"}}); // read-modify-write
+        uv(1, 1) = "new";
+        uv(1, 2) = "val";
+        {
+            const zx::json e = peer("dump-strings " + zxtest::quote((dir.path() / "U4.be.F").string()));
+            CHECK(e["dtype"] == ">U4");
+            CHECK(e["fill"] == "f\u00fcll");
+            std::vector<std::string> want(uv.begin(), uv.end());
+            for (int i = 0; i < 5; ++i)
+            {
+                want.push_back("f\u00fcll"); // row 2: never written
+            }
+            CHECK(e["values"].get<std::vector<std::string>>() == want);
+        }
+        auto b =
+            zx::create<std::string, 1>(store, "S5",
+                                       zx::v2_options{.shape = {5},
+                                                      .chunks = {2},
+                                                      .compressor = zx::codec_spec("zlib", {{"level", 1}}),
+                                                      .fill_value = "\x01z",
+                                                      .string = zx::null_terminated_bytes(5)});
+        b.write({{0}, {3}}, xt::xtensor<std::string, 1>{"\xff\xfe", "a\0b"s, "12345"});
+        {
+            const zx::json e = peer("dump-strings " + zxtest::quote((dir.path() / "S5").string()));
+            CHECK(e["dtype"] == "|S5");
+            CHECK(e["fill"] == "017a");
+            CHECK(e["values"] == zx::json({"fffe", "610062", "3132333435", "017a", "017a"}));
         }
     }
 

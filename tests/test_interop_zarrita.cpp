@@ -544,4 +544,65 @@ TEST_SUITE("interop")
         CHECK_MESSAGE(r.status == 0, r.output);
         MESSAGE(r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1));
     }
+
+    TEST_CASE(
+        "fixed-width strings zarrxt writes in v2 (<U, >U in F order, |S, fill values, unwritten chunks) "
+        "read by zarrita value for value")
+    {
+        ZX_REQUIRE_ZARRITA();
+        zxtest::temp_dir dir("zarrxt-zarrita-strings");
+        zx::filesystem_store store{dir.str()};
+        // zarrita drops every NUL of a value (numpy keeps inner ones) and decodes |S as UTF-8, so the
+        // values here are NUL-free text.
+        const xt::xtensor<std::string, 2> u = {{"a", "\u00e9\U0001F600", "", "four"},
+                                               {"x\ty", "\u65e5\u672c", "q", "zz"}};
+        zx::create<std::string, 2>(store, "be.F",
+                                   zx::v2_options{.shape = {3, 4},
+                                                  .chunks = {2, 3},
+                                                  .fill_value = "\u00f8",
+                                                  .order = 'F',
+                                                  .big_endian = true,
+                                                  .string = zx::fixed_length_utf32(4)})
+            .write({{0, 0}, {2, 4}}, u);
+        zx::create<std::string, 2>(store, "le",
+                                   zx::v2_options{.shape = {2, 4},
+                                                  .chunks = {1, 4},
+                                                  .compressor = zx::codec_spec("zlib", {{"level", 1}}),
+                                                  .string = zx::fixed_length_utf32(4)})
+            .write({{0, 0}, {2, 4}}, u);
+        // zarrita 0.7.5 takes an |S fill value's base64 text for the value (docs/compat.md): a
+        // non-empty fill is only read back from stored chunks, an empty one from unwritten chunks too.
+        zx::create<std::string, 1>(
+            store, "S",
+            zx::v2_options{
+                .shape = {4}, .chunks = {2}, .fill_value = "-", .string = zx::null_terminated_bytes(3)})
+            .write({{0}, {3}}, xt::xtensor<std::string, 1>{"ab", "xyz", ""});
+        zx::create<std::string, 1>(store, "S0",
+                                   zx::v2_options{.shape = {5}, .chunks = {2}, .string = zx::null_terminated_bytes(3)})
+            .write({{0}, {2}}, xt::xtensor<std::string, 1>{"ab", "xyz"});
+        auto dump = [&](const std::string& name)
+        {
+            const std::string cmd =
+                "ZARRXT_NODE_MODULES=" + zxtest::quote(zxtest::env("ZARRXT_NODE_MODULES")) + " " +
+                zxtest::quote(node_program()) + " " + zxtest::quote(zarrita_peer_script()) +
+                " dump-strings " + zxtest::quote(dir.str()) + " " + zxtest::quote(name);
+            const auto r = zxtest::run(cmd);
+            REQUIRE_MESSAGE(r.status == 0, r.output);
+            return zx::json::parse(r.output);
+        };
+        std::vector<std::string> want(u.begin(), u.end());
+        const zx::json be = dump("be.F");
+        CHECK(be["dtype"] == "v2:U4");
+        std::vector<std::string> be_want = want;
+        for (int i = 0; i < 4; ++i)
+        {
+            be_want.push_back("\u00f8"); // row 2 was never written
+        }
+        CHECK(be["values"].get<std::vector<std::string>>() == be_want);
+        CHECK(dump("le")["values"].get<std::vector<std::string>>() == want);
+        const zx::json sb = dump("S");
+        CHECK(sb["dtype"] == "v2:S3");
+        CHECK(sb["values"] == zx::json({"ab", "xyz", "", "-"}));
+        CHECK(dump("S0")["values"] == zx::json({"ab", "xyz", "", "", ""}));
+    }
 }

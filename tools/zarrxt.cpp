@@ -450,7 +450,7 @@ stored_size stored_of(const store_t& s, const std::string& path)
 
 std::uint64_t raw_bytes_of(const zx::array_metadata& m)
 {
-    return product(m.shape) * zx::info(m.dtype).size;
+    return product(m.shape) * m.element_size();
 }
 
 /// "4.00" for raw / stored, or "-" when nothing is stored.
@@ -470,7 +470,7 @@ template <class F>
 void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab, F&& f)
 {
     const auto& shape = a.shape();
-    const std::size_t width = zx::info(a.dtype()).size;
+    const std::size_t width = a.metadata().element_size();
     if (shape.empty())
     {
         zx::buffer b(width);
@@ -502,10 +502,50 @@ void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab,
 std::string dtype_text(const zx::array_metadata& m)
 {
     std::string s(zx::name(m.dtype));
+    if (zx::is_fixed_string(m.dtype))
+    {
+        return s + "[" + std::to_string(m.fixed_size) + " bytes]";
+    }
     return zx::is_time(m.dtype) ? s + "[" + zx::to_string(m.unit) + "]" : s;
 }
 
-std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_unit& unit = {})
+/// A string value quoted: printable ASCII as it is, \" \\ \n \t escaped, other bytes of |S values as
+/// \xNN; UTF-8 text of <U values as it is (a terminal shows it).
+std::string quoted(const std::string& v, bool text)
+{
+    std::string out = "\"";
+    for (char ch : v)
+    {
+        const auto c = static_cast<unsigned char>(ch);
+        if (ch == '"' || ch == '\\')
+        {
+            out += '\\';
+            out += ch;
+        }
+        else if (ch == '\n')
+        {
+            out += "\\n";
+        }
+        else if (ch == '\t')
+        {
+            out += "\\t";
+        }
+        else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !text))
+        {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        }
+        else
+        {
+            out += ch;
+        }
+    }
+    return out + "\"";
+}
+
+std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_unit& unit = {},
+                         std::size_t fixed_size = 0)
 {
     char buf[96];
     auto get = [&](auto v)
@@ -563,6 +603,9 @@ std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_uni
             return zx::format_datetime(get(std::int64_t{}), unit);
         case zx::dtype_id::timedelta64:
             return zx::format_timedelta(get(std::int64_t{}), unit);
+        case zx::dtype_id::fixed_bytes:
+        case zx::dtype_id::fixed_utf32:
+            return quoted(zx::decode_fixed_string(id, p, fixed_size), id == zx::dtype_id::fixed_utf32);
     }
     return "?";
 }
@@ -621,11 +664,14 @@ int cmd_info(const std::vector<std::string>& argv)
         codecs.push_back(c.to_json());
     }
     std::cout << "codecs: " << codecs.dump() << "\n";
-    std::cout << "fill_value: " << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format).dump();
+    std::cout << "fill_value: "
+              << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format, m.fixed_size).dump();
     if (m.fill.is_null && m.attributes.contains("_FillValue") &&
-        zx::fill_value_to_json(m.fill, m.dtype, 3) != zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3))
+        zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size) !=
+            zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3, m.fixed_size))
     {
-        std::cout << " (missing chunks read as " << zx::fill_value_to_json(m.fill, m.dtype, 3).dump()
+        std::cout << " (missing chunks read as "
+                  << zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size).dump()
                   << ", the _FillValue attribute)";
     }
     std::cout << "\n";
@@ -822,12 +868,29 @@ int cmd_hash(const std::vector<std::string>& argv)
     store_t s = store_for(args.positional()[0]);
     auto a = zx::open_any(s, "");
     zarrxt_tool::sha256 h;
-    const std::size_t width = zx::info(a.dtype()).size;
+    const std::size_t width = a.metadata().element_size();
     const std::size_t word = zx::info(a.dtype()).word;
     const std::uint64_t rows = a.shape().empty() ? 1 : a.chunk_shape()[0];
     for_each_slab(a, rows,
                   [&](std::byte* p, std::uint64_t n)
                   {
+                      if (zx::is_fixed_string(a.dtype()))
+                      {
+                          // Strings: each value (UTF-8 for <U, the bytes without trailing NULs for
+                          // |S) after its byte length as a little-endian uint32 (docs/tool.md).
+                          for (std::uint64_t i = 0; i < n; ++i)
+                          {
+                              const std::string v = zx::decode_fixed_string(a.dtype(), p + i * width, width);
+                              const auto len = static_cast<std::uint32_t>(v.size());
+                              const unsigned char le[4] = {static_cast<unsigned char>(len),
+                                                           static_cast<unsigned char>(len >> 8),
+                                                           static_cast<unsigned char>(len >> 16),
+                                                           static_cast<unsigned char>(len >> 24)};
+                              h.update(reinterpret_cast<const std::byte*>(le), 4);
+                              h.update(reinterpret_cast<const std::byte*>(v.data()), v.size());
+                          }
+                          return;
+                      }
                       if (zx::native_endian != zx::endian::little)
                       {
                           zx::detail::byteswap_in_place(p, n * width,
@@ -884,13 +947,13 @@ int cmd_cat(const std::vector<std::string>& argv)
             throw usage_error(need);
         }
     }
-    const std::size_t width = zx::info(a.dtype()).size;
+    const std::size_t width = a.metadata().element_size();
     const std::uint64_t count = product(ext);
     zx::buffer b(static_cast<std::size_t>(count * width));
     a.read_bytes(off, ext, b.data());
     if (shape.empty())
     {
-        std::cout << format_value(a.dtype(), b.data(), a.metadata().unit) << "\n";
+        std::cout << format_value(a.dtype(), b.data(), a.metadata().unit, a.metadata().fixed_size) << "\n";
         return exit_ok;
     }
     const std::uint64_t row = ext.back();
@@ -912,7 +975,8 @@ int cmd_cat(const std::vector<std::string>& argv)
         for (std::uint64_t c = 0; c < row; ++c)
         {
             line += ' ';
-            line += format_value(a.dtype(), b.data() + (r * row + c) * width, a.metadata().unit);
+            line += format_value(a.dtype(), b.data() + (r * row + c) * width, a.metadata().unit,
+                                 a.metadata().fixed_size);
         }
         std::cout << line << "\n";
     }
@@ -1073,7 +1137,8 @@ int cmd_convert(const std::vector<std::string>& argv)
     }
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
     // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
-    const zx::json fill = zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
+    const zx::json fill =
+        zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3, m.fixed_size);
     store_t dst_store = output_store_for(dst_path);
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
     if (format == 3)
@@ -1098,6 +1163,11 @@ int cmd_convert(const std::vector<std::string>& argv)
         if (zx::is_time(m.dtype))
         {
             o.unit = m.unit;
+        }
+        if (zx::is_fixed_string(m.dtype))
+        {
+            o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
+                                                                                     : m.fixed_size};
         }
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
@@ -1127,12 +1197,17 @@ int cmd_convert(const std::vector<std::string>& argv)
         {
             o.unit = m.unit;
         }
+        if (zx::is_fixed_string(m.dtype))
+        {
+            o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
+                                                                                     : m.fixed_size};
+        }
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     zx::any_array<store_t> dst(core);
     // Copy in slabs of whole destination chunk rows along axis 0: no read-modify-write.
     const std::uint64_t rows = m.shape.empty() ? 1 : dst.chunk_shape()[0];
-    const std::size_t width = zx::info(m.dtype).size;
+    const std::size_t width = m.element_size();
     const std::uint64_t row_elems =
         m.shape.empty() ? 1 : product(m.shape) / std::max<std::uint64_t>(1, m.shape[0]);
     progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "convert", raw_bytes_of(m));
@@ -1223,7 +1298,7 @@ void verify_array(const std::string& path, const zx::any_array<store_t>& a, veri
     const auto& m = a.metadata();
     const auto grid = m.grid_shape();
     const std::uint64_t total = product(grid);
-    const std::size_t width = zx::info(m.dtype).size;
+    const std::size_t width = m.element_size();
     zx::buffer b;
     // One chunk (or shard) at a time: memory stays at one decoded chunk.
     for (std::uint64_t i = 0; i < total; ++i)

@@ -13,6 +13,7 @@
 
 #include "detail/array_core.hpp"
 #include "detail/xtensor.hpp"
+#include "fixed_string.hpp"
 #include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
 #include "region.hpp"
 #include "selection.hpp"
@@ -23,23 +24,42 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace zarrxt
 {
 
+namespace detail
+{
+/// The dtype an element type names: std::string stands for the fixed-width strings (either kind;
+/// the stored one is checked at open), every other type for its dtype_traits id.
+template <class T>
+constexpr dtype_id nominal_dtype() noexcept
+{
+    if constexpr (std::is_same_v<T, std::string>)
+    {
+        return dtype_id::fixed_utf32;
+    }
+    else
+    {
+        return dtype_of<T>();
+    }
+}
+} // namespace detail
+
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 class array
 {
-    static_assert(element_type<T>,
+    static_assert(element_type<T> || std::is_same_v<T, std::string>,
                   "zarrxt::array<T, N>: T must be a Zarr element type (bool, (u)int8..64, float16, "
                   "float, double, std::complex<float|double>, std::chrono::sys_time<D>, "
                   "std::chrono::duration<std::int64_t, P>) or have a zarrxt::dtype_traits "
                   "specialisation");
     static_assert(N <= max_rank, "zarrxt::array<T, N>: N exceeds zarrxt::max_rank (32)");
-    static_assert(!is_time(dtype_of<T>()) || time_unit_for<T>().has_value(),
+    static_assert(!is_time(detail::nominal_dtype<T>()) || time_unit_for<T>().has_value(),
                   "zarrxt::array<T, N>: the period of this std::chrono type is no numpy time unit (a whole "
                   "number, up to 2^31-1, of Y, M, W, D, h, m, s, ms, us, ns, ps, fs or as)");
-    static_assert(dtype_of<T>() != dtype_id::datetime64 || !time_unit_for<T>().has_value() ||
+    static_assert(detail::nominal_dtype<T>() != dtype_id::datetime64 || !time_unit_for<T>().has_value() ||
                       (time_unit_for<T>()->base != time_base::Y && time_unit_for<T>()->base != time_base::M),
                   "zarrxt::array<T, N>: numpy's Y and M datetimes count calendar years and months, which a "
                   "std::chrono time point cannot; read such arrays as std::int64_t counts");
@@ -53,7 +73,11 @@ public:
     using region_type = region<N>;
     using tensor_type = xt::xtensor<T, N>;
     static constexpr std::size_t rank = N;
-    static constexpr dtype_id dtype = dtype_of<T>();
+    /// std::string: fixed-width strings, |S n or <U n (the stored one is metadata().dtype).
+    static constexpr bool is_string = std::is_same_v<T, std::string>;
+    static constexpr dtype_id dtype = detail::nominal_dtype<T>();
+    /// The element type as messages name it.
+    static constexpr std::string_view type_name = is_string ? std::string_view("std::string") : name(dtype);
 
     /// Adopt an untyped core after checking its dtype and rank (used by open, create and visit).
     explicit array(std::shared_ptr<core_type> core, array_settings settings = {});
@@ -80,7 +104,18 @@ public:
     /// The codec chain as bound (configurations with their defaults filled in).
     std::vector<codec_spec> codecs() const { return m_core->chain().specs(); }
     const chain_type& chain() const noexcept { return m_core->chain(); }
-    T fill_value() const noexcept { return m_core->metadata().fill.template as<T>(); }
+    T fill_value() const
+    {
+        if constexpr (is_string)
+        {
+            const array_metadata& m = m_core->metadata();
+            return decode_fixed_string(m.dtype, m.fill.data(), m.fixed_size);
+        }
+        else
+        {
+            return m_core->metadata().fill.template as<T>();
+        }
+    }
     Store& store() const noexcept { return m_core->store(); }
 
     /// The dimension names: v3 `dimension_names`, or v2's `_ARRAY_DIMENSIONS` attribute (which
@@ -295,6 +330,11 @@ private:
     }
     template <class Shape>
     void check_shape(const region_type& r, const Shape& shape) const;
+    /// std::string arrays: read box r (C order) into out through a buffer of its stored elements.
+    /// A <U element that is no text is the error, naming its chunk, or with the fill / collect
+    /// policies the fill value (and, for collect, a problem).
+    void read_strings(const region_type& r, T* out, corruption_policy policy,
+                      problem_list* problems) const requires std::is_same_v<T, std::string>;
 
     std::shared_ptr<core_type> m_core;
     array_settings m_settings;
@@ -343,10 +383,11 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     const std::string where = m_core->path().empty() ? std::string("/") : m_core->path();
     // A time array is also readable as its raw int64 counts (NaT is then zarrxt::nat).
     const bool raw_counts = dtype == dtype_id::int64 && is_time(m.dtype);
-    if (m.dtype != dtype && !raw_counts)
+    const bool matches = is_string ? is_fixed_string(m.dtype) : m.dtype == dtype || raw_counts;
+    if (!matches)
     {
-        dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " but array<" + std::string(name(dtype))
-                         + ", " + std::to_string(N) + "> was requested");
+        dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " but array<" +
+                         std::string(type_name) + ", " + std::to_string(N) + "> was requested");
         e.with_key(where);
         throw e;
     }
@@ -363,8 +404,8 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     }
     if (m.rank() != N)
     {
-        rank_mismatch e("the array has rank " + std::to_string(m.rank()) + " but array<" + std::string(name(dtype))
-                        + ", " + std::to_string(N) + "> was requested");
+        rank_mismatch e("the array has rank " + std::to_string(m.rank()) + " but array<" +
+                        std::string(type_name) + ", " + std::to_string(N) + "> was requested");
         e.with_key(where);
         throw e;
     }
@@ -385,8 +426,8 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
 {
     if (options.shape.size() != N)
     {
-        throw rank_mismatch("create: the options give rank " + std::to_string(options.shape.size()) + " for array<"
-                            + std::string(name(dtype)) + ", " + std::to_string(N) + ">");
+        throw rank_mismatch("create: the options give rank " + std::to_string(options.shape.size()) +
+                            " for array<" + std::string(type_name) + ", " + std::to_string(N) + ">");
     }
     if constexpr (is_time(dtype))
     {
@@ -404,7 +445,18 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
                                   " but the element type counts " + to_string(*time_unit_for<T>()));
         }
     }
-    return array(core_type::create(store, path, dtype, options, std::move(exec), std::move(limits)),
+    dtype_id stored = dtype;
+    if constexpr (is_string)
+    {
+        if (!options.string)
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "create: an array of std::string needs options.string "
+                              "(zarrxt::fixed_length_utf32(n) or zarrxt::null_terminated_bytes(n))");
+        }
+        stored = options.string->id;
+    }
+    return array(core_type::create(store, path, stored, options, std::move(exec), std::move(limits)),
                  array_settings{.write_empty_chunks = options.write_empty_chunks});
 }
 
@@ -476,8 +528,56 @@ template <class T, std::size_t N, class Codecs, class Store, class IndexCache, c
 void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const region_type& r, T* out) const
 {
     check_read(r);
-    m_core->template read<N>(r, reinterpret_cast<std::byte*>(out), kernel::c_strides<N>(r.extent),
-                             m_settings.on_corruption);
+    if constexpr (is_string)
+    {
+        read_strings(r, out, m_settings.on_corruption, nullptr);
+    }
+    else
+    {
+        m_core->template read<N>(r, reinterpret_cast<std::byte*>(out), kernel::c_strides<N>(r.extent),
+                                 m_settings.on_corruption);
+    }
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_strings(
+    const region_type& r, T* out, corruption_policy policy,
+    problem_list* problems) const requires std::is_same_v<T, std::string>
+{
+    const array_metadata& m = m_core->metadata();
+    const std::size_t width = m.element_size();
+    const std::uint64_t n = r.elements();
+    std::vector<std::byte> raw(
+        detail::to_size(detail::checked_mul(n, width, "string region bytes"), "string region bytes"));
+    m_core->template read<N>(r, raw.data(), kernel::c_strides<N>(r.extent), policy, problems);
+    for (std::uint64_t i = 0; i < n; ++i)
+    {
+        try
+        {
+            out[i] = decode_fixed_string(m.dtype, raw.data() + i * width, width);
+        }
+        catch (error& e)
+        {
+            // Name the stored object that holds the element (the chunk, or the shard).
+            std::vector<std::uint64_t> coords(N);
+            std::uint64_t rest = i;
+            for (std::size_t d = N; d-- > 0;)
+            {
+                coords[d] = (r.offset[d] + rest % r.extent[d]) / m.chunk_shape[d];
+                rest /= r.extent[d];
+            }
+            e.with_key(m_core->chunk_key(coords.data(), N));
+            if (policy == corruption_policy::throw_error)
+            {
+                throw;
+            }
+            out[i] = decode_fixed_string(m.dtype, m.fill.data(), width);
+            if (problems)
+            {
+                problems->add(e);
+            }
+        }
+    }
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -491,8 +591,15 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_checked(cons
     }
     checked_read result{tensor_type::from_shape(shape), {}};
     problem_list problems;
-    m_core->template read<N>(r, reinterpret_cast<std::byte*>(result.data.data()),
-                             kernel::c_strides<N>(r.extent), corruption_policy::collect, &problems);
+    if constexpr (is_string)
+    {
+        read_strings(r, result.data.data(), corruption_policy::collect, &problems);
+    }
+    else
+    {
+        m_core->template read<N>(r, reinterpret_cast<std::byte*>(result.data.data()),
+                                 kernel::c_strides<N>(r.extent), corruption_policy::collect, &problems);
+    }
     result.problems = problems.take();
     return result;
 }
@@ -504,7 +611,8 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
     using D = std::decay_t<E>;
     check_read(r);
     check_shape(r, dest.shape());
-    if constexpr (detail::strided_destination<D> && std::is_same_v<std::decay_t<decltype(*dest.data())>, T>)
+    if constexpr (detail::strided_destination<D> && std::is_same_v<std::decay_t<decltype(*dest.data())>, T> &&
+                  !is_string)
     {
         auto strides = detail::to_strides<N>(dest.strides());
         m_core->template read<N>(r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()), strides,
@@ -525,7 +633,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(
     const E& expr = e.derived_cast();
     check_shape(r, expr.shape());
     using V = std::decay_t<typename E::value_type>;
-    if constexpr (detail::strided_destination<const E> && std::is_same_v<V, T>)
+    if constexpr (detail::strided_destination<const E> && std::is_same_v<V, T> && !is_string)
     {
         // A container or strided view: write from its memory without a copy.
         auto strides = detail::to_strides<N>(expr.strides());
@@ -845,8 +953,29 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_masked(
     const region_type& r, const T* data, const std::uint8_t* mask) requires array_writable_store<Store>
 {
     check_write(r);
-    m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), kernel::c_strides<N>(r.extent),
-                              m_settings.write_empty_chunks, mask);
+    if constexpr (is_string)
+    {
+        // Encoded first, all of them: a value that cannot be stored is refused before any chunk changes.
+        const array_metadata& m = m_core->metadata();
+        const std::size_t width = m.element_size();
+        const std::uint64_t n = r.elements();
+        std::vector<std::byte> raw(
+            detail::to_size(detail::checked_mul(n, width, "string region bytes"), "string region bytes"));
+        for (std::uint64_t i = 0; i < n; ++i)
+        {
+            if (!mask || mask[i])
+            {
+                encode_fixed_string(m.dtype, data[i], raw.data() + i * width, width);
+            }
+        }
+        m_core->template write<N>(r, raw.data(), kernel::c_strides<N>(r.extent),
+                                  m_settings.write_empty_chunks, mask);
+    }
+    else
+    {
+        m_core->template write<N>(r, reinterpret_cast<const std::byte*>(data), kernel::c_strides<N>(r.extent),
+                                  m_settings.write_empty_chunks, mask);
+    }
 }
 
 } // namespace zarrxt

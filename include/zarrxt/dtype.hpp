@@ -44,6 +44,8 @@ enum class dtype_id : std::uint8_t
     complex128,
     datetime64,  ///< numpy datetime64: int64 counts of a unit since 1970, -2^63 is NaT
     timedelta64, ///< numpy timedelta64: int64 counts of a unit, -2^63 is NaT
+    fixed_bytes, ///< numpy |S n (v3 null_terminated_bytes): n bytes, trailing NULs not part of the value
+    fixed_utf32, ///< numpy <U n (v3 fixed_length_utf32): n UTF-32 code points, trailing NULs not part of it
 };
 
 /// Everything untyped code needs to know about a data type.
@@ -52,11 +54,11 @@ struct dtype_info
     dtype_id id;
     std::string_view v3_name; ///< "int16"
     char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c' 'M' 'm'
-    std::size_t size;         ///< bytes per element
+    std::size_t size;         ///< bytes per element; 0 for fixed-width strings, whose size is the array's
     std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
 };
 
-inline constexpr std::array<dtype_info, 16> dtype_table{{
+inline constexpr std::array<dtype_info, 18> dtype_table{{
     {dtype_id::bool_, "bool", 'b', 1, 1},
     {dtype_id::int8, "int8", 'i', 1, 1},
     {dtype_id::int16, "int16", 'i', 2, 2},
@@ -73,6 +75,8 @@ inline constexpr std::array<dtype_info, 16> dtype_table{{
     {dtype_id::complex128, "complex128", 'c', 16, 8},
     {dtype_id::datetime64, "numpy.datetime64", 'M', 8, 8},
     {dtype_id::timedelta64, "numpy.timedelta64", 'm', 8, 8},
+    {dtype_id::fixed_bytes, "null_terminated_bytes", 'S', 0, 1},
+    {dtype_id::fixed_utf32, "fixed_length_utf32", 'U', 0, 4},
 }};
 
 constexpr const dtype_info& info(dtype_id id) noexcept
@@ -91,7 +95,48 @@ constexpr bool is_time(dtype_id id) noexcept
     return id == dtype_id::datetime64 || id == dtype_id::timedelta64;
 }
 
-/// Parse a Zarr v3 data type name ("float32"); nullopt when zarrxt does not support it.
+/// numpy's fixed-width strings, |S n and <U n: the types whose element size is the array's.
+constexpr bool is_fixed_string(dtype_id id) noexcept
+{
+    return id == dtype_id::fixed_bytes || id == dtype_id::fixed_utf32;
+}
+
+/// The largest fixed-width string element, in bytes: numpy's (and the v3 extensions') limit.
+inline constexpr std::size_t max_fixed_string_bytes = 2147483644;
+
+/// Bytes per element of a dtype; `fixed_size` is the element size of a fixed-width string array.
+constexpr std::size_t element_size_of(dtype_id id, std::size_t fixed_size) noexcept
+{
+    return is_fixed_string(id) ? fixed_size : info(id).size;
+}
+
+/// The fixed-width string type of a new array of std::string: numpy |S n or <U n. `length` counts
+/// bytes for |S and code points for <U, as numpy's type string does.
+struct string_type
+{
+    dtype_id id = dtype_id::fixed_utf32;
+    std::size_t length = 0;
+
+    constexpr std::size_t element_size() const noexcept
+    {
+        return id == dtype_id::fixed_utf32 ? 4 * length : length;
+    }
+};
+
+/// numpy <U n, v3 fixed_length_utf32: n code points (4 n bytes) of text per element.
+constexpr string_type fixed_length_utf32(std::size_t code_points) noexcept
+{
+    return {dtype_id::fixed_utf32, code_points};
+}
+
+/// numpy |S n, v3 null_terminated_bytes: n bytes per element.
+constexpr string_type null_terminated_bytes(std::size_t bytes) noexcept
+{
+    return {dtype_id::fixed_bytes, bytes};
+}
+
+/// Parse a Zarr v3 data type name ("float32"); nullopt when zarrxt does not support it. The
+/// names that need a configuration (times, fixed-width strings) are parsed with it (metadata/v3.hpp).
 inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
 {
     for (const auto& d : dtype_table)
@@ -104,15 +149,16 @@ inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
     return std::nullopt;
 }
 
-/// numpy type string of a dtype in the given byte order: "<f4", ">i2", "|u1", "|b1", and with the
-/// unit for times: "<M8[ns]", ">m8[10s]".
-inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& unit = {})
+/// numpy type string of a dtype in the given byte order: "<f4", ">i2", "|u1", "|b1", with the
+/// unit for times: "<M8[ns]", ">m8[10s]", and the length for strings ("|S7", "<U13" for 52 bytes).
+inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& unit = {},
+                              std::size_t fixed_size = 0)
 {
     const auto& d = info(id);
     std::string s;
-    s += d.size == 1 ? '|' : (big_endian ? '>' : '<');
+    s += d.word == 1 ? '|' : (big_endian ? '>' : '<');
     s += d.v2_kind;
-    s += std::to_string(d.size);
+    s += std::to_string(id == dtype_id::fixed_utf32 ? fixed_size / 4 : element_size_of(id, fixed_size));
     if (is_time(id))
     {
         s += "[" + to_string(unit) + "]";
@@ -120,11 +166,13 @@ inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& uni
     return s;
 }
 
-/// Parse a numpy type string; nullopt when unsupported (strings, objects, structs, a datetime
-/// without a unit). `big_endian` receives the stored byte order, `unit` (when given) the unit of a
-/// datetime64 / timedelta64.
+/// Parse a numpy type string; nullopt when unsupported (objects, structs, a datetime without a
+/// unit, a string of length 0). `big_endian` receives the stored byte order, `unit` (when given)
+/// the unit of a datetime64 / timedelta64, `fixed_size` (when given) the element size in bytes of
+/// a fixed-width string.
 inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& big_endian,
-                                                     time_unit* unit = nullptr) noexcept
+                                                     time_unit* unit = nullptr,
+                                                     std::size_t* fixed_size = nullptr) noexcept
 {
     if (s.size() < 3 || (s[0] != '<' && s[0] != '>' && s[0] != '|' && s[0] != '='))
     {
@@ -154,11 +202,26 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     std::size_t size = 0;
     for (char c : s.substr(2))
     {
-        if (c < '0' || c > '9' || size > 1000)
+        if (c < '0' || c > '9' || size > 1000000000)
         {
             return std::nullopt;
         }
         size = size * 10 + static_cast<std::size_t>(c - '0');
+    }
+    if (kind == 'S' || kind == 'U')
+    {
+        // numpy spells |S7 and <U13 / >U13; a length 0 string holds nothing (and no element size).
+        const std::size_t bytes = kind == 'U' ? size * 4 : size;
+        if (s.size() > 12 || size == 0 || bytes > max_fixed_string_bytes || (kind == 'S' && s[0] != '|') ||
+            (kind == 'U' && s[0] == '|'))
+        {
+            return std::nullopt;
+        }
+        if (fixed_size)
+        {
+            *fixed_size = bytes;
+        }
+        return kind == 'S' ? dtype_id::fixed_bytes : dtype_id::fixed_utf32;
     }
     for (const auto& d : dtype_table)
     {
@@ -177,12 +240,17 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
 
 /// Call `f(std::type_identity<T>{})` with the element type of a dtype (bool as bool, float16 as
 /// zarrxt::float16, complex as std::complex, datetime64 and timedelta64 as their raw int64 counts);
-/// the one place a runtime dtype becomes a C++ type.
+/// the one place a runtime dtype becomes a fixed-size C++ type. Fixed-width strings have none (their
+/// size is the array's; their element type is std::string): dtype_mismatch.
 template <class F>
 decltype(auto) with_element_type(dtype_id id, F&& f)
 {
     switch (id)
     {
+        case dtype_id::fixed_bytes:
+        case dtype_id::fixed_utf32:
+            throw dtype_mismatch(std::string(name(id)) +
+                                 " has no fixed-size element type (read it as std::string)");
         case dtype_id::bool_:
             return f(std::type_identity<bool>{});
         case dtype_id::int8:
@@ -224,7 +292,7 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
-    if (is_time(id))
+    if (is_time(id) || is_fixed_string(id))
     {
         return false;
     }

@@ -8,15 +8,19 @@
  *  - complex: [real, imag], each part in any float form;
  *  - datetime64 / timedelta64: a JSON integer (the count of the unit) or "NaT" (-2^63); v3 writes
  *    NaT as "NaT" (zarr-python 3), v2 as the integer (zarr-python 2);
+ *  - fixed-width strings: <U n its text, |S n its bytes in standard base64 (zarr-python, both formats);
  *  - v2 only: null, meaning "no fill value" (zarrxt reads zeros there, like zarrita.js).
  */
 #pragma once
 
 #include "detail/endian.hpp"
 #include "detail/json.hpp"
+#include "detail/text.hpp"
 #include "dtype.hpp"
 #include "error.hpp"
+#include "fixed_string.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <chrono>
@@ -27,6 +31,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zarrxt
 {
@@ -36,6 +41,12 @@ struct fill_value
 {
     std::array<std::byte, 16> bytes{};
     bool is_null = false;
+    /// Fixed-width strings: the whole element (its width, which may exceed 16 bytes), used instead
+    /// of `bytes` when not empty.
+    std::vector<std::byte> wide{};
+
+    /// The element's bytes (at least the element width for the array the value was parsed for).
+    const std::byte* data() const noexcept { return wide.empty() ? bytes.data() : wide.data(); }
 
     template <class T>
     T as() const noexcept
@@ -58,9 +69,10 @@ struct fill_value
     /// True when every byte of the value is zero (a memset can then fill).
     bool all_zero(std::size_t size) const noexcept
     {
+        const std::byte* p = data();
         for (std::size_t i = 0; i < size; ++i)
         {
-            if (bytes[i] != std::byte{0})
+            if (p[i] != std::byte{0})
             {
                 return false;
             }
@@ -82,6 +94,7 @@ public:
         floating,
         complex,
         json_value,
+        string, ///< the value itself, not its JSON form (a |S fill is stored as base64)
     };
 
     scalar() = default;
@@ -129,6 +142,17 @@ public:
         , m_complex(v)
     {
     }
+    /// A string (fixed-width string arrays): UTF-8 text for <U, the bytes for |S. Without these a
+    /// string literal would convert to bool.
+    scalar(const char* v)
+        : scalar(std::string(v))
+    {
+    }
+    scalar(std::string v)
+        : m_kind(kind::string)
+        , m_json(std::move(v))
+    {
+    }
     /// A time point or duration: its count, and its unit, which must be the unit of the array it is
     /// given for (create refuses another one rather than reinterpret the count); NaT is the count
     /// zarrxt::nat.
@@ -174,11 +198,15 @@ private:
     std::optional<time_unit> m_unit;
 };
 
-/// Parse the fill_value member for a dtype. `zarr_format` 2 allows null.
-fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format);
+/// Parse the fill_value member for a dtype. `zarr_format` 2 allows null. `fixed_size` is the element
+/// size of a fixed-width string array (the fill is then its UTF-8 text for <U, base64 for |S).
+fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0);
 
 /// The canonical JSON form of a fill value (lossless: NaN payloads other than the default are hex).
-json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format);
+json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0);
+
+/// The fill value of a new array from the scalar a user gave (empty: zero of the type).
+fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0);
 
 /******************
  * implementation *
@@ -411,10 +439,52 @@ void parse_integer(const json& j, dtype_id dtype, std::byte* out)
 
 } // namespace detail
 
-inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format)
+namespace detail
+{
+
+/// A fixed-width string fill value: numpy's text for <U, base64 of the bytes for |S (zarr-python's
+/// encoding of both formats). A fill must fit the element like any stored value.
+inline void parse_fixed_string_fill(const json& j, dtype_id dtype, std::size_t fixed_size, fill_value& f)
+{
+    if (!j.is_string())
+    {
+        bad_fill(j, dtype, dtype == dtype_id::fixed_bytes ? "expected a base64 string" : "expected a string");
+    }
+    std::string value = j.get<std::string>();
+    if (dtype == dtype_id::fixed_bytes)
+    {
+        auto raw = base64_decode(value);
+        if (!raw)
+        {
+            bad_fill(j, dtype, "not standard base64");
+        }
+        value = std::move(*raw);
+        // numpy drops trailing NULs from a bytes value; a stored fill may still carry them.
+        while (!value.empty() && value.back() == '\0')
+        {
+            value.pop_back();
+        }
+    }
+    try
+    {
+        encode_fixed_string(dtype, value, f.wide.data(), fixed_size);
+    }
+    catch (const array_error& e)
+    {
+        bad_fill(j, dtype, e.what());
+    }
+}
+
+} // namespace detail
+
+inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size)
 {
     fill_value f;
     std::byte* out = f.bytes.data();
+    if (is_fixed_string(dtype))
+    {
+        f.wide.assign(fixed_size, std::byte{0}); // a null fill reads as the empty string
+    }
     if (j.is_null())
     {
         if (zarr_format == 2)
@@ -426,6 +496,10 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
     }
     switch (dtype)
     {
+        case dtype_id::fixed_bytes:
+        case dtype_id::fixed_utf32:
+            detail::parse_fixed_string_fill(j, dtype, fixed_size, f);
+            break;
         case dtype_id::bool_:
         {
             bool b = false;
@@ -509,7 +583,7 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
     return f;
 }
 
-inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format)
+inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size)
 {
     if (f.is_null && zarr_format == 2)
     {
@@ -517,6 +591,15 @@ inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_for
     }
     switch (dtype)
     {
+        case dtype_id::fixed_bytes:
+        case dtype_id::fixed_utf32:
+        {
+            std::vector<std::byte> element(fixed_size);
+            std::memcpy(element.data(), f.data(),
+                        std::min(fixed_size, f.wide.empty() ? f.bytes.size() : f.wide.size()));
+            std::string value = decode_fixed_string(dtype, element.data(), fixed_size);
+            return dtype == dtype_id::fixed_bytes ? detail::base64_encode(value) : value;
+        }
         case dtype_id::bool_:
             return f.as<bool>();
         case dtype_id::int8:
@@ -584,9 +667,26 @@ inline json scalar::to_json() const
                                 detail::float_component_to_json(reinterpret_cast<const std::byte*>(&im), 8)});
         }
         case kind::json_value:
+        case kind::string:
             return m_json;
     }
     return nullptr;
+}
+
+inline fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size)
+{
+    if (s.empty())
+    {
+        return is_fixed_string(dtype) ? parse_fill_value(json(""), dtype, zarr_format, fixed_size)
+                                      : fill_value{};
+    }
+    if (s.which() == scalar::kind::string && dtype == dtype_id::fixed_bytes)
+    {
+        // The bytes themselves, not their JSON text.
+        return parse_fill_value(detail::base64_encode(s.to_json().get<std::string>()), dtype, zarr_format,
+                                fixed_size);
+    }
+    return parse_fill_value(s.to_json(), dtype, zarr_format, fixed_size);
 }
 
 } // namespace zarrxt

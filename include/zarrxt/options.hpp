@@ -40,6 +40,9 @@ struct v3_options
     /// datetime64 / timedelta64 only: the unit of the counts (set from the element type by
     /// array<std::chrono::...>::create; needed where the dtype is given at run time).
     std::optional<zarrxt::time_unit> unit{};
+    /// Fixed-width strings only (element type std::string): zarrxt::fixed_length_utf32(n) or
+    /// zarrxt::null_terminated_bytes(n).
+    std::optional<zarrxt::string_type> string{};
 };
 
 struct v2_options
@@ -58,6 +61,7 @@ struct v2_options
     bool overwrite = false;
     bool write_empty_chunks = false;
     std::optional<zarrxt::time_unit> unit{}; ///< datetime64 / timedelta64 only, as in v3_options
+    std::optional<zarrxt::string_type> string{}; ///< fixed-width strings only, as in v3_options (<U n, |S n)
 };
 
 /// The settings of one array handle: what reads do with chunks they cannot decode, and whether

@@ -507,6 +507,12 @@ void make_metadata_seeds()
                       {"configuration", {{"unit", "ms"}, {"scale_factor", 10}}}};
     d["fill_value"] = "NaT";
     emit("metadata_v3", "v3_datetime64_nat_fill", d.dump());
+    d["data_type"] = {{"name", "fixed_length_utf32"}, {"configuration", {{"length_bytes", 12}}}};
+    d["fill_value"] = "\u00e9t\u00e9";
+    emit("metadata_v3", "v3_fixed_length_utf32_fill", d.dump());
+    d["data_type"] = {{"name", "null_terminated_bytes"}, {"configuration", {{"length_bytes", 5}}}};
+    d["fill_value"] = "AP8=";
+    emit("metadata_v3", "v3_null_terminated_bytes_fill", d.dump());
 
     json v2 = json::parse(g_out["metadata_v2"]["v2_none_float32"]);
     json e = v2;
@@ -525,6 +531,14 @@ void make_metadata_seeds()
     e["dtype"] = ">m8[10s]";
     e["fill_value"] = -9223372036854775807 - 1;
     emit("metadata_v2", "v2_timedelta64_be_nat_fill", e.dump());
+    e = v2;
+    e["dtype"] = ">U3";
+    e["fill_value"] = "ab";
+    emit("metadata_v2", "v2_utf32_be_fill", e.dump());
+    e = v2;
+    e["dtype"] = "|S7";
+    e["fill_value"] = "eno=";
+    emit("metadata_v2", "v2_bytes_base64_fill", e.dump());
     e = v2;
     e["filters"] = json::array({{{"id", "delta"}, {"dtype", "<f4"}}});
     emit("metadata_v2", "v2_delta_filter", e.dump());
@@ -653,7 +667,7 @@ void make_shard_seeds()
                 // The first half holds the fill value: those inner chunks are not stored.
                 for (std::size_t e = 0; e < n / 2; ++e)
                 {
-                    std::memcpy(data.data() + e * width, c.fill.bytes.data(), width);
+                    std::memcpy(data.data() + e * width, c.fill.data(), width);
                 }
             }
             zx::buffer out;

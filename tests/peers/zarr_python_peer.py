@@ -21,6 +21,9 @@ numcodecs 0.11:
     zarr_python_peer.py write-times DIR    write datetime64 / timedelta64 arrays into DIR and print
                                             each one's description as JSON (see times_of)
     zarr_python_peer.py dump-times PATH     print one datetime64 / timedelta64 array as times_of does
+    zarr_python_peer.py write-strings DIR  write |S n / <U n / >U n arrays into DIR and print each
+                                            one's description as JSON (see strings_of)
+    zarr_python_peer.py dump-strings PATH   print one fixed-width string array as strings_of does
     zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
 
 Both directions share one manifest format, DIR/manifest.json:
@@ -626,6 +629,57 @@ def times_of(z):
     return out
 
 
+def strings_of(z):
+    """dtype, fill value and values of a fixed-width string array (|S values and fill as hex, <U as
+    text), and the digest `zarrxt hash` defines for it: SHA-256 of every value's bytes (UTF-8 for
+    <U) after its length as a little-endian uint32, C order, first 16 bytes as hex."""
+    a = z[...]
+    raw = a.dtype.kind == "S"
+    enc = (lambda v: bytes(v).hex()) if raw else str
+    values = [enc(v) for v in a.ravel()]
+    h = hashlib.sha256()
+    for v in a.ravel():
+        b = bytes(v) if raw else str(v).encode("utf-8")
+        h.update(len(b).to_bytes(4, "little") + b)
+    fill = z.fill_value
+    return {"dtype": a.dtype.str, "shape": list(a.shape), "values": values,
+            "fill": None if fill is None else enc(fill), "hash": h.hexdigest()[:16]}
+
+
+STRING_ARRAYS = [
+    # name, dtype, shape, chunks, fill, order, compressor, values; the last chunk of the arrays
+    # marked "gap" is left unwritten so that it reads as the fill value.
+    ("S7.gap", "|S7", [7], [3], b"", "C", None,
+     [b"a", b"a\x00b", b"", b"1234567", b"\xff\x80", b"~", b"zz"]),
+    ("U13.be.F", ">U13", [3, 4], [2, 3], "", "F", None,
+     ["h\u00e9llo", "\u65e5\u672c\u8a9e", "\U0001f389!", "", "x" * 13, "a\x00b", "tab\there", "q",
+      "\u00df", "zz", "'\"", "end"]),
+    ("U5.fill.zlib.gap", "<U5", [6], [4], "nope", "C", "zlib",
+     ["one", "", "three", "\u20ac", "five!", "six"]),
+    ("S3.fill.blosc", "|S3", [2, 2], [1, 2], b"ab", "C", "blosc", [b"x", b"yy", b"zzz", b"ab"]),
+]
+
+
+def write_strings(out_dir):
+    result = []
+    for name, dtype, shape, chunks, fill, order, compressor, values in STRING_ARRAYS:
+        data = np.array(values, dtype=dtype).reshape(shape)
+        comp = {"zlib": Zlib(level=1), None: None}.get(compressor, "default")
+        kwargs = {} if comp == "default" else {"compressor": comp}
+        z = zarr.open_array(os.path.join(out_dir, name), mode="w", shape=shape, chunks=chunks,
+                            dtype=dtype, fill_value=fill, order=order, **kwargs)
+        if name.endswith(".gap"):
+            last = (shape[0] - 1) // chunks[0] * chunks[0]
+            z[0:last] = data[0:last]
+        else:
+            z[...] = data
+        d = strings_of(zarr.open_array(os.path.join(out_dir, name), mode="r"))
+        d["name"] = name
+        result.append(d)
+    print(json.dumps(result))
+    return 0
+
+
 TIME_ARRAYS = [
     # name, dtype, shape, chunks, fill, order, counts (None: NaT); the last chunk of "ns.nat" is
     # left unwritten so that it reads as the fill value.
@@ -700,6 +754,11 @@ def main(argv):
         return write_times(argv[2])
     if len(argv) == 3 and argv[1] == "dump-times":
         print(json.dumps(times_of(zarr.open_array(argv[2], mode="r"))))
+        return 0
+    if len(argv) == 3 and argv[1] == "write-strings":
+        return write_strings(argv[2])
+    if len(argv) == 3 and argv[1] == "dump-strings":
+        print(json.dumps(strings_of(zarr.open_array(argv[2], mode="r"))))
         return 0
     if len(argv) == 3 and argv[1] == "write-groups":
         return write_groups(argv[2])

@@ -2,6 +2,9 @@
 //
 //   node zarrita_peer.mjs write DIR    write a matrix of v3 arrays with zarrita into DIR
 //   node zarrita_peer.mjs verify DIR   read arrays zarrxt wrote into DIR and check every value
+//   node zarrita_peer.mjs dump-strings DIR NAME
+//                                      print the v2 fixed-width string array DIR/NAME (|S n, <U n)
+//                                      as zarrita reads it: {dtype, shape, values} as JSON
 //
 // zarrita is loaded from $ZARRXT_NODE_MODULES (scripts/test installs zarrita 0.7.5 into
 // <build>/npm/node_modules). The manifest (DIR/manifest.json) has one entry per array:
@@ -664,11 +667,30 @@ async function verify(dir) {
   return failed ? 1 : 0;
 }
 
+// zarrita reads numpy's fixed-width strings from v2 metadata only (its v3 has the variable-length
+// "string" type, not fixed_length_utf32). Its getters drop every NUL, inner ones too, and decode
+// |S bytes as UTF-8 text; callers compare values for which that loses nothing.
+async function dumpStrings(dir, name) {
+  const store = new FileSystemStore(dir);
+  const arr = await zarr.open.v2(zarr.root(store).resolve(name), { kind: "array" });
+  const chunk = await zarr.get(arr);
+  // In C order whatever the layout zarrita returns (F-order arrays come back with F strides).
+  const values = [];
+  const idx = chunk.shape.map(() => 0);
+  for (let n = 0; n < chunk.data.length; n++) {
+    values.push(chunk.data.get(idx.reduce((off, v, d) => off + v * chunk.stride[d], 0)));
+    for (let d = idx.length - 1; d >= 0 && ++idx[d] === chunk.shape[d]; d--) idx[d] = 0;
+  }
+  console.log(JSON.stringify({ dtype: arr.dtype, shape: chunk.shape, values }));
+  return 0;
+}
+
 // ------------------------------------------------------------------------------------- main
 
-const [cmd, dir] = process.argv.slice(2);
+const [cmd, dir, name] = process.argv.slice(2);
 let status = 2;
 if (cmd === "write" && dir) status = await writeMatrix(dir);
 else if (cmd === "verify" && dir) status = await verify(dir);
-else console.error("usage: node zarrita_peer.mjs write|verify DIR");
+else if (cmd === "dump-strings" && dir && name) status = await dumpStrings(dir, name);
+else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME");
 process.exit(status);

@@ -80,7 +80,7 @@ bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
     // A missing "endian" on a multi-byte type is tolerated as little-endian (docs/compat.md).
     if constexpr (Mode != endian_mode::any)
     {
-        if (b.m_element_size > 1 && b.order != (Mode == endian_mode::big ? endian::big : endian::little))
+        if (b.m_word > 1 && b.order != (Mode == endian_mode::big ? endian::big : endian::little))
         {
             detail::bad_config(name, "the static chain requires the other byte order");
         }
@@ -91,9 +91,9 @@ bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
 template <endian_mode Mode>
 json bytes<Mode>::to_json() const
 {
-    if (m_element_size == 1)
+    if (m_element_size != 0 && m_word == 1)
     {
-        return json::object(); // byte order is meaningless for one-byte elements
+        return json::object(); // byte order is meaningless for one-byte words (uint8, |S n)
     }
     return {{"endian", order == endian::big ? "big" : "little"}};
 }

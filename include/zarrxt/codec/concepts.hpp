@@ -45,11 +45,12 @@ struct bytes_to_bytes_tag
 struct codec_context
 {
     dtype_id dtype = dtype_id::uint8;
+    std::size_t fixed_size = 0; ///< fixed-width strings: bytes per element (other types: unused)
     dims chunk_shape; ///< shape of the array the codec receives (after a2a codecs)
     fill_value fill;
     limit_values limits = limit_values::from(default_limits{}); ///< caps for decodes the codec runs itself
 
-    std::size_t element_size() const noexcept { return info(dtype).size; }
+    std::size_t element_size() const noexcept { return element_size_of(dtype, fixed_size); }
 };
 
 /// An untyped strided array: `data` points at element (0, ..., 0); strides count elements.

@@ -303,7 +303,7 @@ public:
                 const std::uint64_t hi = end_in(lo, c[d], bound[d]);
                 r.offset[d] = from;
                 r.extent[d] = hi > from ? hi - from : 0;
-                (shrinks ? *this : *next).template write<N>(r, m_meta.fill.bytes.data(), zero, keep_empty);
+                (shrinks ? *this : *next).template write<N>(r, m_meta.fill.data(), zero, keep_empty);
             }
         }
         return next;

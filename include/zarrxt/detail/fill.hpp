@@ -30,11 +30,11 @@ inline void fill_run(std::byte* dst, std::uint64_t count, std::size_t width, con
     }
     if (width == 1)
     {
-        std::memset(dst, static_cast<int>(fill.bytes[0]), count);
+        std::memset(dst, static_cast<int>(fill.data()[0]), count);
         return;
     }
     // Double the filled prefix: log2(count) memcpy calls.
-    std::memcpy(dst, fill.bytes.data(), width);
+    std::memcpy(dst, fill.data(), width);
     std::uint64_t done = 1;
     while (done < count)
     {
@@ -79,7 +79,8 @@ inline void fill_box(std::byte* dst, const sdims& strides, const dims& extent, s
         {
             for (std::uint64_t i = 0; i < extent[inner]; ++i)
             {
-                std::memcpy(dst + (off + static_cast<std::int64_t>(i) * strides[inner]) * w, fill.bytes.data(), width);
+                std::memcpy(dst + (off + static_cast<std::int64_t>(i) * strides[inner]) * w, fill.data(),
+                            width);
             }
         }
         if (!next_index(idx, extent, inner))
@@ -120,7 +121,7 @@ inline bool all_equal_fill(const std::byte* data, std::uint64_t count, std::size
     }
     // Compare the first element with the fill, then the rest with the array itself shifted by
     // one element: equal iff every element equals its predecessor.
-    if (std::memcmp(data, fill.bytes.data(), width) != 0)
+    if (std::memcmp(data, fill.data(), width) != 0)
     {
         return false;
     }

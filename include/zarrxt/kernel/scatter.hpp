@@ -170,7 +170,7 @@ void fill_box(std::byte* dst, const strides_t<N>& ds, const extents_t<N>& ext, s
             {
                 for (std::uint64_t i = 0; i < run; ++i)
                 {
-                    std::memcpy(d + static_cast<std::int64_t>(i) * ds[N - 1] * w, fill.bytes.data(), width);
+                    std::memcpy(d + static_cast<std::int64_t>(i) * ds[N - 1] * w, fill.data(), width);
                 }
             }
         };

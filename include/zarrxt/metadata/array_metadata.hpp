@@ -40,6 +40,8 @@ struct array_metadata
     std::vector<std::uint64_t> chunk_shape;
     dtype_id dtype = dtype_id::uint8;
     time_unit unit{}; ///< datetime64 / timedelta64 only: the unit of the stored counts
+    /// Fixed-width strings only: bytes per element (|S7: 7, <U13: 52); the other types' size is the type's.
+    std::size_t fixed_size = 0;
     fill_value fill;
     chunk_key_encoding key_encoding;
     std::vector<codec_spec> codecs;
@@ -50,7 +52,7 @@ struct array_metadata
     json document;
 
     std::size_t rank() const noexcept { return shape.size(); }
-    std::size_t element_size() const noexcept { return info(dtype).size; }
+    std::size_t element_size() const noexcept { return element_size_of(dtype, fixed_size); }
 
     /// Elements in one (full, untrimmed) chunk.
     std::uint64_t chunk_elements() const { return detail::checked_product(chunk_shape, "chunk element count"); }

@@ -16,6 +16,7 @@ inline codec::codec_context context_of(const array_metadata& m, const limit_valu
 {
     codec::codec_context ctx;
     ctx.dtype = m.dtype;
+    ctx.fixed_size = m.fixed_size;
     ctx.chunk_shape = dims(m.chunk_shape);
     ctx.fill = m.fill;
     ctx.limits = limits;

@@ -81,6 +81,41 @@ inline time_unit unit_of_new_array(dtype_id dtype, const std::optional<time_unit
 
 } // namespace detail
 
+namespace detail
+{
+
+/// The element size of a new fixed-width string array: options.string must name the dtype and a
+/// length in numpy's range; refused for the other types.
+inline std::size_t fixed_size_of_new_array(dtype_id dtype, const std::optional<string_type>& string)
+{
+    if (!is_fixed_string(dtype))
+    {
+        if (string)
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "a string type was given for a " + std::string(name(dtype)) + " array");
+        }
+        return 0;
+    }
+    if (!string || string->id != dtype)
+    {
+        throw array_error(
+            array_errc::invalid_argument,
+            "a " + std::string(name(dtype)) +
+                " array needs its length (options.string = zarrxt::" + std::string(name(dtype)) + "(n))");
+    }
+    if (string->length == 0 || string->length > max_fixed_string_bytes / info(dtype).word)
+    {
+        throw array_error(array_errc::invalid_argument,
+                          "a string length must be in 1.." +
+                              std::to_string(max_fixed_string_bytes / info(dtype).word) + ", got " +
+                              std::to_string(string->length));
+    }
+    return string->element_size();
+}
+
+} // namespace detail
+
 /// The metadata of a new v3 array of `dtype`. `document_key` (the zarr.json to be written) names
 /// the document in errors about its content, as opening it would.
 inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id dtype, const v3_options& o)
@@ -91,13 +126,12 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.chunk_shape = o.chunk_shape;
     m.dtype = dtype;
     m.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
+    m.fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
-    m.fill = o.fill_value.empty()
-                 ? fill_value{}
-                 : detail::with_key_context(document_key, [&]
-                                            { return parse_fill_value(o.fill_value.to_json(), dtype, 3); });
+    m.fill = detail::with_key_context(document_key,
+                                      [&] { return fill_value_of(o.fill_value, dtype, 3, m.fixed_size); });
     m.codecs = o.codecs;
     m.dimension_names = o.dimension_names;
     m.attributes = o.attributes;
@@ -119,12 +153,14 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     {
         throw array_error(array_errc::invalid_argument, "v2 order must be 'C' or 'F'");
     }
-    fill_value f = o.fill_value.empty() ? fill_value{} : parse_fill_value(o.fill_value.to_json(), dtype, 2);
+    const std::size_t fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
+    fill_value f = fill_value_of(o.fill_value, dtype, 2, fixed_size);
     f.is_null = o.null_fill_value;
     array_metadata probe;
     probe.shape = o.shape;
     probe.chunk_shape = o.chunks;
     probe.dtype = dtype;
+    probe.fixed_size = fixed_size;
     probe.dimension_names = o.dimension_names;
     detail::check_create_args(probe, o.dimension_separator, '.', '/');
     if (o.dimension_names && o.attributes.is_object() && o.attributes.contains(v2_dimension_names_attribute))
@@ -140,6 +176,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.compressor = o.compressor;
     layout.filters = o.filters;
     layout.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
+    layout.fixed_size = fixed_size;
     return detail::with_key_context(document_key,
                                     [&]
                                     {

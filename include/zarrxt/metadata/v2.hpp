@@ -57,6 +57,7 @@ struct v2_layout
     std::optional<codec_spec> compressor;
     std::vector<codec_spec> filters; ///< numcodecs.* codecs, written as v2 filters in this order
     time_unit unit{};                ///< datetime64 / timedelta64: the unit in the type string
+    std::size_t fixed_size = 0;      ///< fixed-width strings: bytes per element (<U13: 52)
 };
 
 /// A new .zarray document.
@@ -335,13 +336,13 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
                              "structured data type " + dt.dump() + " is not supported by zarrxt");
     }
     bool big_endian = false;
-    auto id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.unit);
+    auto id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.unit, &m.fixed_size);
     if (!id)
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
                              "data type \"" + dt.get<std::string>() +
                                  "\" is not supported by zarrxt (supported: |b1, i1..i8, u1..u8, f2, f4, "
-                                 "f8, c8, c16, M8[unit], m8[unit] in either byte order)");
+                                 "f8, c8, c16, M8[unit], m8[unit] in either byte order, |S n, <U n, >U n)");
     }
     m.dtype = *id;
     validate_geometry(m);
@@ -365,7 +366,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     }
     m.key_encoding = {chunk_key_encoding::kind::v2, sep};
 
-    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2);
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2, m.fixed_size);
 
     // Filters: array-valued ones (they see the chunk's values) become array->array codecs, byte-valued
     // ones bytes->bytes codecs; v2 applies them in list order, so an array filter after a byte filter
@@ -422,7 +423,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
         m.codecs.emplace_back("transpose", json{{"order", perm}});
     }
     m.codecs.insert(m.codecs.end(), array_filters.begin(), array_filters.end());
-    if (m.element_size() > 1)
+    if (info(m.dtype).word > 1)
     {
         m.codecs.emplace_back("bytes", json{{"endian", big_endian ? "big" : "little"}});
     }
@@ -472,7 +473,7 @@ ZARRXT_DECL void adopt_v2_fill_value_attribute(array_metadata& m)
     }
     try
     {
-        m.fill = parse_fill_value(*it, m.dtype, 2);
+        m.fill = parse_fill_value(*it, m.dtype, 2, m.fixed_size);
     }
     catch (const metadata_error&)
     {
@@ -524,8 +525,8 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     json doc = json::object();
     doc["chunks"] = chunks;
     doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
-    doc["dtype"] = v2_typestr(dtype, layout.big_endian, layout.unit);
-    doc["fill_value"] = fill_value_to_json(fill, dtype, 2);
+    doc["dtype"] = v2_typestr(dtype, layout.big_endian, layout.unit, layout.fixed_size);
+    doc["fill_value"] = fill_value_to_json(fill, dtype, 2, layout.fixed_size);
     if (layout.filters.empty())
     {
         doc["filters"] = nullptr;
@@ -559,6 +560,7 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     v2_layout layout;
     layout.dimension_separator = m.key_encoding.separator;
     layout.unit = m.unit;
+    layout.fixed_size = m.fixed_size;
     if (m.key_encoding.encoding != chunk_key_encoding::kind::v2)
     {
         return refuse("chunk keys use the v3 \"default\" encoding");

@@ -95,6 +95,40 @@ ZARRXT_DECL time_unit parse_v3_time_unit(const json& dt)
     return time_unit{base->base, scale};
 }
 
+// zarr-python 3's fixed-width strings: {"name": "fixed_length_utf32" | "null_terminated_bytes",
+// "configuration": {"length_bytes": n}}; UTF-32 lengths are whole code points.
+ZARRXT_DECL std::size_t parse_v3_fixed_size(const json& dt, dtype_id id)
+{
+    if (!dt.is_object() || !dt.contains("configuration"))
+    {
+        throw_member(metadata_errc::missing_member, "data_type.configuration",
+                     std::string(name(id)) + " needs {\"length_bytes\": n}");
+    }
+    const json& cfg = dt["configuration"];
+    if (!cfg.is_object())
+    {
+        throw_member(metadata_errc::wrong_type, "data_type.configuration", "must be an object");
+    }
+    const std::int64_t n =
+        as_int(require_member(cfg, "length_bytes"), "data_type.configuration.length_bytes");
+    const std::int64_t word = static_cast<std::int64_t>(info(id).word);
+    if (n < 1 || n > static_cast<std::int64_t>(max_fixed_string_bytes) || n % word != 0)
+    {
+        throw_member(metadata_errc::invalid_value, "data_type.configuration.length_bytes",
+                     "must be a multiple of " + std::to_string(word) + " in 1..2147483644, got " +
+                         std::to_string(n));
+    }
+    for (auto it = cfg.begin(); it != cfg.end(); ++it)
+    {
+        if (it.key() != "length_bytes")
+        {
+            throw_member(metadata_errc::unknown_extension, "data_type.configuration." + it.key(),
+                         "is not a member zarrxt knows");
+        }
+    }
+    return static_cast<std::size_t>(n);
+}
+
 /// name + optional configuration; a bare string is the name-only shorthand.
 inline codec_spec parse_named_config(const json& j, std::string_view member)
 {
@@ -204,18 +238,23 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
         detail::throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
     }
     auto id = dtype_from_v3_name(dt_name);
-    if (!id || (!dt.is_string() && !is_time(*id)))
+    if (!id || (!dt.is_string() && !is_time(*id) && !is_fixed_string(*id)))
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
                              "data type \"" + dt_name +
                                  "\" is not supported by zarrxt (supported: bool, "
                                  "int8..int64, uint8..uint64, float16/32/64, "
-                                 "complex64/128, numpy.datetime64, numpy.timedelta64)");
+                                 "complex64/128, numpy.datetime64, numpy.timedelta64, "
+                                 "null_terminated_bytes, fixed_length_utf32)");
     }
     m.dtype = *id;
     if (is_time(*id))
     {
         m.unit = detail::parse_v3_time_unit(dt);
+    }
+    else if (is_fixed_string(*id))
+    {
+        m.fixed_size = detail::parse_v3_fixed_size(dt, *id);
     }
 
     // chunk_grid
@@ -257,7 +296,7 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
         m.key_encoding.separator = s[0];
     }
 
-    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3);
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3, m.fixed_size);
 
     // codecs: the chain is validated (names, order, configurations) when it is built.
     const json& codecs = detail::as_array(detail::require_member(doc, "codecs"), "codecs");
@@ -334,6 +373,11 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
             {"name", std::string(name(m.dtype))},
             {"configuration", {{"unit", std::string(name(m.unit.base))}, {"scale_factor", m.unit.count}}}};
     }
+    else if (is_fixed_string(m.dtype))
+    {
+        doc["data_type"] = {{"name", std::string(name(m.dtype))},
+                            {"configuration", {{"length_bytes", m.fixed_size}}}};
+    }
     else
     {
         doc["data_type"] = std::string(name(m.dtype));
@@ -342,7 +386,7 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
     doc["chunk_key_encoding"] = {
         {"name", m.key_encoding.encoding == chunk_key_encoding::kind::default_ ? "default" : "v2"},
         {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}};
-    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3);
+    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size);
     json codecs = json::array();
     for (const auto& c : m.codecs)
     {
