@@ -109,4 +109,42 @@ TEST_SUITE("executor")
             CHECK(zxtest::tensors_equal(p.read({{1, 2}, {40, 60}}), xt::view(expect, xt::range(1, 41), xt::range(2, 62))));
         }
     }
+
+    TEST_CASE("variable-length strings on a pool: every worker keeps its chunks' values in the one arena")
+    {
+        zx::thread_pool pool(3);
+        for (auto codecs : {std::vector<zx::codec_spec>{zx::codec_spec("bytes"), zx::codec_spec("zstd", {{"level", 1}})},
+                            std::vector<zx::codec_spec>{zx::sharded({4, 4})}})
+        {
+            zx::memory_store s;
+            using pooled = zx::array<std::string, 2, zx::dynamic_chain, zx::memory_store, zx::operation_index_cache<>,
+                                     zx::thread_pool_executor>;
+            auto p = pooled::create(s, "a",
+                                    zx::v3_options{.shape = {40, 30},
+                                                   .chunk_shape = {8, 8},
+                                                   .codecs = codecs,
+                                                   .fill_value = "-",
+                                                   .string = zx::variable_length_string()},
+                                    zx::thread_pool_executor(pool));
+            xt::xtensor<std::string, 2> data = xt::xtensor<std::string, 2>::from_shape({40, 30});
+            for (std::size_t i = 0; i < 40; ++i)
+            {
+                for (std::size_t j = 0; j < 30; ++j)
+                {
+                    data(i, j) = std::string((i * 7 + j) % 13, static_cast<char>('a' + (i + j) % 26));
+                }
+            }
+            p.write({{0, 0}, {40, 30}}, data);
+            p.write({{3, 5}, {2, 3}}, xt::xtensor<std::string, 2>{{"x", "yy", "-"}, {"", "\u00e9", "zzz"}});
+            data(3, 5) = "x";
+            data(3, 6) = "yy";
+            data(3, 7) = "-";
+            data(4, 5) = "";
+            data(4, 6) = "\u00e9";
+            data(4, 7) = "zzz";
+            CHECK(p.read() == data);
+            CHECK(zx::open<std::string, 2>(s, "a").read({{1, 2}, {30, 20}}) ==
+                  xt::xtensor<std::string, 2>(xt::view(data, xt::range(1, 31), xt::range(2, 22))));
+        }
+    }
 }

@@ -33,6 +33,45 @@ std::string python_peer_output(const std::string& args)
     return r.output;
 }
 
+/// Every value of the string array (of rank 1 to 3) at `path`, C order, as the peer's strings_of
+/// prints them: the byte types (|S, bytes) as hex, the text types as they are.
+std::vector<std::string> string_values_of(const zx::filesystem_store& st, const std::string& path)
+{
+    std::vector<std::string> out;
+    auto take = [&](const auto& a)
+    {
+        const zx::dtype_id id = a.metadata().dtype;
+        const bool raw = id == zx::dtype_id::fixed_bytes || id == zx::dtype_id::vlen_bytes;
+        for (const auto& v : a.read())
+        {
+            out.push_back(raw ? zi::hex(v) : v);
+        }
+    };
+    const std::size_t rank = zx::open_any(st, path).rank();
+    if (rank == 1)
+    {
+        take(zx::open<std::string, 1>(st, path));
+    }
+    else if (rank == 2)
+    {
+        take(zx::open<std::string, 2>(st, path));
+    }
+    else
+    {
+        REQUIRE(rank == 3);
+        take(zx::open<std::string, 3>(st, path));
+    }
+    return out;
+}
+
+/// The first line of `zarrxt hash PATH` (the tool of this build, $ZARRXT_TOOL).
+std::string tool_hash(const std::filesystem::path& p)
+{
+    auto r = zxtest::run(zxtest::quote(zxtest::env("ZARRXT_TOOL")) + " hash " + zxtest::quote(p.string()));
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    return r.output.substr(0, r.output.find('\n'));
+}
+
 /// The matrix zarr-python writes: generated once per process and shared by the test cases, so
 /// the peer runs once however many of them are selected.
 struct python_output
@@ -561,36 +600,8 @@ TEST_SUITE("interop")
         // A value as the peer prints it: |S bytes as hex, <U text as it is.
         auto printed = [](zx::dtype_id id, const std::string& v)
         { return id == zx::dtype_id::fixed_utf32 ? v : zi::hex(v); };
-        // Every value of the array at `path` of `st`, C order, as the peer prints them.
-        auto values_of = [&](const zx::filesystem_store& st, const std::string& path)
-        {
-            const std::size_t rank = zx::open_any(st, path).rank();
-            std::vector<std::string> out;
-            auto take = [&](const auto& a)
-            {
-                for (const auto& v : a.read())
-                {
-                    out.push_back(printed(a.metadata().dtype, v));
-                }
-            };
-            if (rank == 1)
-            {
-                take(zx::open<std::string, 1>(st, path));
-            }
-            else
-            {
-                REQUIRE(rank == 2);
-                take(zx::open<std::string, 2>(st, path));
-            }
-            return out;
-        };
+        auto values_of = string_values_of;
         const std::string tool = zxtest::env("ZARRXT_TOOL");
-        auto tool_hash = [&](const std::filesystem::path& p)
-        {
-            auto r = zxtest::run(zxtest::quote(tool) + " hash " + zxtest::quote(p.string()));
-            REQUIRE_MESSAGE(r.status == 0, r.output);
-            return r.output.substr(0, r.output.find('\n'));
-        };
 
         // zarr-python writes (internal NULs, non-UTF-8 bytes, astral code points, F order, big
         // endian, fill values in unwritten chunks, zlib and blosc); zarrxt reads.
@@ -673,6 +684,93 @@ TEST_SUITE("interop")
             CHECK(e["dtype"] == "|S5");
             CHECK(e["fill"] == "017a");
             CHECK(e["values"] == zx::json({"fffe", "610062", "3132333435", "017a", "017a"}));
+        }
+    }
+
+    TEST_CASE("variable-length strings and bytes (|O with vlen-utf8 / vlen-bytes) both ways with zarr-python; "
+              "the corpus's object array; zarrxt hash follows the text rule")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        zxtest::temp_dir dir("zarrxt-py-vlen");
+        zx::filesystem_store store{dir.str()};
+        auto peer = [](const std::string& args) { return zx::json::parse(python_peer_output(args)); };
+        auto values_of = string_values_of;
+        const std::string tool = zxtest::env("ZARRXT_TOOL");
+
+        // zarr-python writes (dtype=str with its fill "0", F order with zlib, bytes with a null
+        // fill and an unwritten chunk, blosc); zarrxt reads value for value.
+        const zx::json written = peer("write-vlen " + zxtest::quote(dir.str()));
+        REQUIRE(written.size() == 4);
+        for (const auto& e : written)
+        {
+            const std::string name = e["name"];
+            CAPTURE(name);
+            const auto a = zx::open_any(store, name);
+            CHECK(a.dtype() == (e["object_codec"] == "vlen-utf8" ? zx::dtype_id::string : zx::dtype_id::vlen_bytes));
+            CHECK(values_of(store, name) == e["values"].get<std::vector<std::string>>());
+            if (!tool.empty())
+            {
+                CHECK(tool_hash(dir.path() / name) == e["hash"]);
+            }
+        }
+
+        // The corpus's vlen-utf8 object array (zarrita.js's v2 fixtures, blosc lz4), read by both.
+        const std::filesystem::path corpus = zxtest::env("ZARRXT_CORPUS");
+        if (corpus.empty() || !std::filesystem::exists(corpus / "MANIFEST.jsonl"))
+        {
+            ZX_SKIP_CORPUS("no conformance corpus ($ZARRXT_CORPUS/MANIFEST.jsonl)");
+        }
+        const std::filesystem::path fixtures = corpus / "zarrita.js/fixtures/v2/data.zarr";
+        {
+            zx::filesystem_store fx{fixtures.string()};
+            const zx::json e = peer("dump-strings " + zxtest::quote((fixtures / "3d.chunked.O").string()));
+            CHECK(e["object_codec"] == "vlen-utf8");
+            CHECK(e["values"].size() == 8);
+            CHECK(values_of(fx, "3d.chunked.O") == e["values"].get<std::vector<std::string>>());
+        }
+
+        // zarrxt writes (text in F order with a fill value, a rewrite of part of a chunk and an
+        // unwritten chunk; bytes that are no text with zlib); zarr-python reads.
+        auto u = zx::create<std::string, 2>(store, "str.F",
+                                            zx::v2_options{.shape = {3, 5},
+                                                           .chunks = {2, 2},
+                                                           .fill_value = "f\u00fcll",
+                                                           .order = 'F',
+                                                           .string = zx::variable_length_string()});
+        xt::xtensor<std::string, 2> uv = {{"a", "\u00e9\u00e9", "", "\U0001F600", std::string(500, 'L')},
+                                          {"x\ty", "\u65e5", "a\0b"s, "zz", "q"}};
+        u.write({{0, 0}, {2, 5}}, uv);
+        u.write({{1, 1}, {1, 2}}, xt::xtensor<std::string, 2>{{"new", "f\u00fcll"}}); // read-modify-write
+        uv(1, 1) = "new";
+        uv(1, 2) = "f\u00fcll";
+        {
+            const zx::json e = peer("dump-strings " + zxtest::quote((dir.path() / "str.F").string()));
+            CHECK(e["dtype"] == "|O");
+            CHECK(e["object_codec"] == "vlen-utf8");
+            CHECK(e["fill"] == "f\u00fcll");
+            std::vector<std::string> want(uv.begin(), uv.end());
+            for (int i = 0; i < 5; ++i)
+            {
+                want.push_back("f\u00fcll"); // row 2: never written
+            }
+            CHECK(e["values"].get<std::vector<std::string>>() == want);
+            if (!tool.empty())
+            {
+                CHECK(tool_hash(dir.path() / "str.F") == e["hash"]);
+            }
+        }
+        auto b = zx::create<std::string, 1>(store, "bytes",
+                                            zx::v2_options{.shape = {5},
+                                                           .chunks = {2},
+                                                           .compressor = zx::codec_spec("zlib", {{"level", 1}}),
+                                                           .string = zx::variable_length_bytes()});
+        b.write({{0}, {3}}, xt::xtensor<std::string, 1>{"\xff\xfe", "a\0b"s, ""});
+        {
+            const zx::json e = peer("dump-strings " + zxtest::quote((dir.path() / "bytes").string()));
+            CHECK(e["object_codec"] == "vlen-bytes");
+            CHECK(e["fill"].is_null());
+            // zarr-python reads the unwritten chunk's elements as None (printed as the empty value).
+            CHECK(e["values"] == zx::json({"fffe", "610062", "", "", ""}));
         }
     }
 

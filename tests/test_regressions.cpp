@@ -551,4 +551,16 @@ TEST_SUITE("regressions")
             CHECK(back == sevens);
         }
     }
+
+    TEST_CASE("a fixed-width string fill value written without its element size is the empty value, not UB")
+    {
+        // Found by fuzz_metadata_v2 (regressions/metadata_v2/fixed_string_fill_without_size): the
+        // target wrote a >U3 fill back without the element size, and fill_value_to_json copied
+        // zero bytes into a null vector (memcpy from/to null: UBSan). The size defaults to 0 for
+        // the other types; for a string type 0 bytes hold the empty value.
+        const auto f = zx::parse_fill_value(zx::json("ab"), zx::dtype_id::fixed_utf32, 2, 12);
+        CHECK(zx::fill_value_to_json(f, zx::dtype_id::fixed_utf32, 2, 12) == "ab");
+        CHECK(zx::fill_value_to_json(f, zx::dtype_id::fixed_utf32, 2) == "");
+        CHECK(zx::fill_value_to_json(f, zx::dtype_id::fixed_bytes, 3) == "");
+    }
 }

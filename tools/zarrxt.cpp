@@ -448,15 +448,17 @@ stored_size stored_of(const store_t& s, const std::string& path)
     return out;
 }
 
+/// The decoded size of the whole array; 0 for variable-length values, whose size is unknown
+/// without reading them.
 std::uint64_t raw_bytes_of(const zx::array_metadata& m)
 {
-    return product(m.shape) * m.element_size();
+    return zx::is_vlen(m.dtype) ? 0 : product(m.shape) * m.element_size();
 }
 
-/// "4.00" for raw / stored, or "-" when nothing is stored.
+/// "4.00" for raw / stored, or "-" when nothing is stored or the raw size is unknown.
 std::string ratio_text(std::uint64_t raw, std::uint64_t stored)
 {
-    if (stored == 0)
+    if (stored == 0 || raw == 0)
     {
         return "-";
     }
@@ -471,10 +473,13 @@ void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab,
 {
     const auto& shape = a.shape();
     const std::size_t width = a.metadata().element_size();
+    // Variable-length values live in an arena while f looks at them (one slab at a time).
+    const std::uint64_t cap = a.core()->limits().max_bytes_in_flight;
     if (shape.empty())
     {
         zx::buffer b(width);
-        a.read_bytes({}, {}, b.data());
+        zx::value_arena arena(cap);
+        a.read_bytes({}, {}, b.data(), nullptr, &arena);
         f(b.data(), std::uint64_t{1});
         return;
     }
@@ -493,9 +498,22 @@ void for_each_slab(const zx::any_array<store_t>& a, std::uint64_t rows_per_slab,
         off[0] = r;
         ext[0] = n;
         b.resize_discard(static_cast<std::size_t>(n * row_elems * width));
-        a.read_bytes(off, ext, b.data());
+        zx::value_arena arena(cap);
+        a.read_bytes(off, ext, b.data(), nullptr, &arena);
         f(b.data(), n * row_elems);
     }
+}
+
+/// The value of one element of a string type, fixed-width or variable-length.
+std::string string_value(zx::dtype_id id, const std::byte* p, std::size_t width)
+{
+    if (zx::is_vlen(id))
+    {
+        zx::vlen_element e;
+        std::memcpy(&e, p, sizeof e);
+        return std::string(e.view());
+    }
+    return zx::decode_fixed_string(id, p, width);
 }
 
 /// A dtype's name, with the unit for times: "numpy.datetime64[ns]".
@@ -606,6 +624,13 @@ std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_uni
         case zx::dtype_id::fixed_bytes:
         case zx::dtype_id::fixed_utf32:
             return quoted(zx::decode_fixed_string(id, p, fixed_size), id == zx::dtype_id::fixed_utf32);
+        case zx::dtype_id::string:
+        case zx::dtype_id::vlen_bytes:
+        {
+            zx::vlen_element e;
+            std::memcpy(&e, p, sizeof e);
+            return quoted(std::string(e.view()), id == zx::dtype_id::string);
+        }
     }
     return "?";
 }
@@ -698,7 +723,14 @@ int cmd_info(const std::vector<std::string>& argv)
     }
     const stored_size stored = stored_of(s, "");
     const std::uint64_t raw = raw_bytes_of(m);
-    std::cout << "raw_bytes: " << raw << " (" << human_size(raw) << ")\n";
+    if (zx::is_vlen(m.dtype))
+    {
+        std::cout << "raw_bytes: unknown (values of variable length)\n";
+    }
+    else
+    {
+        std::cout << "raw_bytes: " << raw << " (" << human_size(raw) << ")\n";
+    }
     if (stored.known)
     {
         std::cout << "stored_bytes: " << stored.bytes << " (" << human_size(stored.bytes) << ")\n";
@@ -874,13 +906,14 @@ int cmd_hash(const std::vector<std::string>& argv)
     for_each_slab(a, rows,
                   [&](std::byte* p, std::uint64_t n)
                   {
-                      if (zx::is_fixed_string(a.dtype()))
+                      if (zx::is_string_like(a.dtype()))
                       {
-                          // Strings: each value (UTF-8 for <U, the bytes without trailing NULs for
-                          // |S) after its byte length as a little-endian uint32 (docs/tool.md).
+                          // Strings: each value (UTF-8 for <U and string, the bytes without trailing
+                          // NULs for |S, the bytes of bytes) after its byte length as a little-endian
+                          // uint32 (docs/tool.md).
                           for (std::uint64_t i = 0; i < n; ++i)
                           {
-                              const std::string v = zx::decode_fixed_string(a.dtype(), p + i * width, width);
+                              const std::string v = string_value(a.dtype(), p + i * width, width);
                               const auto len = static_cast<std::uint32_t>(v.size());
                               const unsigned char le[4] = {static_cast<unsigned char>(len),
                                                            static_cast<unsigned char>(len >> 8),
@@ -950,7 +983,8 @@ int cmd_cat(const std::vector<std::string>& argv)
     const std::size_t width = a.metadata().element_size();
     const std::uint64_t count = product(ext);
     zx::buffer b(static_cast<std::size_t>(count * width));
-    a.read_bytes(off, ext, b.data());
+    zx::value_arena arena(a.core()->limits().max_bytes_in_flight);
+    a.read_bytes(off, ext, b.data(), nullptr, &arena);
     if (shape.empty())
     {
         std::cout << format_value(a.dtype(), b.data(), a.metadata().unit, a.metadata().fixed_size) << "\n";
@@ -1116,8 +1150,10 @@ int cmd_convert(const std::vector<std::string>& argv)
         }
         for (const auto& c : specs)
         {
-            if (c.name == "bytes" || c.name == "transpose" || c.name == "sharding_indexed" ||
-                c.name == "crc32c")
+            // The serializer is chosen again for the new array (bytes, or a vlen codec for
+            // variable-length data, which create() puts where the bytes codec is).
+            if (c.name == "bytes" || c.name == "vlen-utf8" || c.name == "vlen-bytes" || c.name == "transpose" ||
+                c.name == "sharding_indexed" || c.name == "crc32c")
             {
                 continue;
             }
@@ -1164,7 +1200,7 @@ int cmd_convert(const std::vector<std::string>& argv)
         {
             o.unit = m.unit;
         }
-        if (zx::is_fixed_string(m.dtype))
+        if (zx::is_string_like(m.dtype))
         {
             o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
                                                                                      : m.fixed_size};
@@ -1197,7 +1233,7 @@ int cmd_convert(const std::vector<std::string>& argv)
         {
             o.unit = m.unit;
         }
-        if (zx::is_fixed_string(m.dtype))
+        if (zx::is_string_like(m.dtype))
         {
             o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
                                                                                      : m.fixed_size};
@@ -1318,7 +1354,8 @@ void verify_array(const std::string& path, const zx::any_array<store_t>& a, veri
         zx::problem_list problems;
         try
         {
-            a.read_bytes(off, ext, b.data(), &problems);
+            zx::value_arena arena(a.core()->limits().max_bytes_in_flight);
+            a.read_bytes(off, ext, b.data(), &problems, &arena);
         }
         catch (const zx::error& e)
         {

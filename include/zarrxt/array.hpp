@@ -17,6 +17,7 @@
 #include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
 #include "region.hpp"
 #include "selection.hpp"
+#include "vlen.hpp"
 #include "store/filesystem.hpp"
 #include "zarrxt_fwd.hpp"
 
@@ -109,6 +110,10 @@ public:
         if constexpr (is_string)
         {
             const array_metadata& m = m_core->metadata();
+            if (is_vlen(m.dtype))
+            {
+                return m.fill.text ? *m.fill.text : std::string();
+            }
             return decode_fixed_string(m.dtype, m.fill.data(), m.fixed_size);
         }
         else
@@ -330,11 +335,15 @@ private:
     }
     template <class Shape>
     void check_shape(const region_type& r, const Shape& shape) const;
-    /// std::string arrays: read box r (C order) into out through a buffer of its stored elements.
+    /// std::string arrays: read box r (C order) into out through a buffer of its stored elements
+    /// (fixed-width) or of vlen_element values kept in an arena of this read (variable-length).
     /// A <U element that is no text is the error, naming its chunk, or with the fill / collect
-    /// policies the fill value (and, for collect, a problem).
-    void read_strings(const region_type& r, T* out, corruption_policy policy,
-                      problem_list* problems) const requires std::is_same_v<T, std::string>;
+    /// policies the fill value (and, for collect, a problem); a vlen-utf8 chunk that is no text
+    /// fails in its codec, like any damaged chunk. A member template (S is std::string), so that
+    /// an explicit instantiation of array<T, N> for another T does not compile it (clang 14
+    /// instantiated the body of a member constrained to std::string for every T).
+    template <class S>
+    void read_strings(const region_type& r, S* out, corruption_policy policy, problem_list* problems) const;
 
     std::shared_ptr<core_type> m_core;
     array_settings m_settings;
@@ -383,7 +392,7 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     const std::string where = m_core->path().empty() ? std::string("/") : m_core->path();
     // A time array is also readable as its raw int64 counts (NaT is then zarrxt::nat).
     const bool raw_counts = dtype == dtype_id::int64 && is_time(m.dtype);
-    const bool matches = is_string ? is_fixed_string(m.dtype) : m.dtype == dtype || raw_counts;
+    const bool matches = is_string ? is_string_like(m.dtype) : m.dtype == dtype || raw_counts;
     if (!matches)
     {
         dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " but array<" +
@@ -540,15 +549,29 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const re
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
-void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_strings(
-    const region_type& r, T* out, corruption_policy policy,
-    problem_list* problems) const requires std::is_same_v<T, std::string>
+template <class S>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_strings(const region_type& r, S* out,
+                                                                           corruption_policy policy,
+                                                                           problem_list* problems) const
 {
+    static_assert(std::is_same_v<S, std::string>, "read_strings reads std::string elements");
     const array_metadata& m = m_core->metadata();
     const std::size_t width = m.element_size();
     const std::uint64_t n = r.elements();
     std::vector<std::byte> raw(
         detail::to_size(detail::checked_mul(n, width, "string region bytes"), "string region bytes"));
+    if (is_vlen(m.dtype))
+    {
+        value_arena arena(m_core->limits().max_bytes_in_flight);
+        m_core->template read<N>(r, raw.data(), kernel::c_strides<N>(r.extent), policy, problems, &arena);
+        for (std::uint64_t i = 0; i < n; ++i)
+        {
+            vlen_element e;
+            std::memcpy(&e, raw.data() + i * width, sizeof e);
+            out[i] = std::string(e.view());
+        }
+        return;
+    }
     m_core->template read<N>(r, raw.data(), kernel::c_strides<N>(r.extent), policy, problems);
     for (std::uint64_t i = 0; i < n; ++i)
     {
@@ -961,6 +984,37 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_masked(
         const std::uint64_t n = r.elements();
         std::vector<std::byte> raw(
             detail::to_size(detail::checked_mul(n, width, "string region bytes"), "string region bytes"));
+        if (is_vlen(m.dtype))
+        {
+            // Elements point at the caller's strings (the fill value's bytes where a value equals
+            // it, so all-fill chunks are recognised); the arena keeps old values a rewrite reads.
+            vlen_element fill;
+            std::memcpy(&fill, m.fill.data(), sizeof fill);
+            for (std::uint64_t i = 0; i < n; ++i)
+            {
+                if (mask && !mask[i])
+                {
+                    continue;
+                }
+                const std::string& v = data[i];
+                if (m.dtype == dtype_id::string)
+                {
+                    if (const auto bad = detail::first_invalid_utf8(v))
+                    {
+                        throw array_error(array_errc::invalid_argument,
+                                          "string value " + std::to_string(i) + " of the region is not UTF-8 at byte " +
+                                              std::to_string(*bad) + " (the string data type holds text)");
+                    }
+                }
+                const vlen_element e = v.empty() ? vlen_element{} : v == fill.view() ? fill
+                                                                                        : vlen_element{v.data(), v.size()};
+                std::memcpy(raw.data() + i * width, &e, sizeof e);
+            }
+            value_arena arena(m_core->limits().max_bytes_in_flight);
+            m_core->template write<N>(r, raw.data(), kernel::c_strides<N>(r.extent), m_settings.write_empty_chunks,
+                                      mask, &arena);
+            return;
+        }
         for (std::uint64_t i = 0; i < n; ++i)
         {
             if (!mask || mask[i])

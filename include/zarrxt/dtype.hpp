@@ -46,6 +46,8 @@ enum class dtype_id : std::uint8_t
     timedelta64, ///< numpy timedelta64: int64 counts of a unit, -2^63 is NaT
     fixed_bytes, ///< numpy |S n (v3 null_terminated_bytes): n bytes, trailing NULs not part of the value
     fixed_utf32, ///< numpy <U n (v3 fixed_length_utf32): n UTF-32 code points, trailing NULs not part of it
+    string,      ///< variable-length UTF-8 text (v3 string + vlen-utf8; v2 |O + the vlen-utf8 filter)
+    vlen_bytes,  ///< variable-length bytes (v3 bytes + vlen-bytes; v2 |O + the vlen-bytes filter)
 };
 
 /// Everything untyped code needs to know about a data type.
@@ -53,12 +55,14 @@ struct dtype_info
 {
     dtype_id id;
     std::string_view v3_name; ///< "int16"
-    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c' 'M' 'm'
-    std::size_t size;         ///< bytes per element; 0 for fixed-width strings, whose size is the array's
+    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c' 'M' 'm' 'S' 'U' 'O'
+    /// Bytes per element in the kernels; 0 for fixed-width strings, whose size is the array's; a
+    /// vlen_element (16) for the variable-length types (vlen.hpp).
+    std::size_t size;
     std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
 };
 
-inline constexpr std::array<dtype_info, 18> dtype_table{{
+inline constexpr std::array<dtype_info, 20> dtype_table{{
     {dtype_id::bool_, "bool", 'b', 1, 1},
     {dtype_id::int8, "int8", 'i', 1, 1},
     {dtype_id::int16, "int16", 'i', 2, 2},
@@ -77,6 +81,8 @@ inline constexpr std::array<dtype_info, 18> dtype_table{{
     {dtype_id::timedelta64, "numpy.timedelta64", 'm', 8, 8},
     {dtype_id::fixed_bytes, "null_terminated_bytes", 'S', 0, 1},
     {dtype_id::fixed_utf32, "fixed_length_utf32", 'U', 0, 4},
+    {dtype_id::string, "string", 'O', 16, 1},
+    {dtype_id::vlen_bytes, "bytes", 'O', 16, 1},
 }};
 
 constexpr const dtype_info& info(dtype_id id) noexcept
@@ -101,6 +107,18 @@ constexpr bool is_fixed_string(dtype_id id) noexcept
     return id == dtype_id::fixed_bytes || id == dtype_id::fixed_utf32;
 }
 
+/// The variable-length types, whose elements the kernels carry as vlen_element (vlen.hpp).
+constexpr bool is_vlen(dtype_id id) noexcept
+{
+    return id == dtype_id::string || id == dtype_id::vlen_bytes;
+}
+
+/// The types whose C++ element type is std::string (fixed-width and variable-length).
+constexpr bool is_string_like(dtype_id id) noexcept
+{
+    return is_fixed_string(id) || is_vlen(id);
+}
+
 /// The largest fixed-width string element, in bytes: numpy's (and the v3 extensions') limit.
 inline constexpr std::size_t max_fixed_string_bytes = 2147483644;
 
@@ -110,16 +128,18 @@ constexpr std::size_t element_size_of(dtype_id id, std::size_t fixed_size) noexc
     return is_fixed_string(id) ? fixed_size : info(id).size;
 }
 
-/// The fixed-width string type of a new array of std::string: numpy |S n or <U n. `length` counts
-/// bytes for |S and code points for <U, as numpy's type string does.
+/// The string type of a new array of std::string: numpy |S n or <U n, or one of the
+/// variable-length types. `length` counts bytes for |S and code points for <U, as numpy's type
+/// string does; it is 0 for the variable-length types.
 struct string_type
 {
     dtype_id id = dtype_id::fixed_utf32;
     std::size_t length = 0;
 
+    /// Bytes per stored element of a fixed-width type (0 for the variable-length ones).
     constexpr std::size_t element_size() const noexcept
     {
-        return id == dtype_id::fixed_utf32 ? 4 * length : length;
+        return id == dtype_id::fixed_utf32 ? 4 * length : id == dtype_id::fixed_bytes ? length : 0;
     }
 };
 
@@ -135,10 +155,27 @@ constexpr string_type null_terminated_bytes(std::size_t bytes) noexcept
     return {dtype_id::fixed_bytes, bytes};
 }
 
+/// Variable-length UTF-8 text: v3 `string` (vlen-utf8), v2 `|O` with the vlen-utf8 filter (what
+/// zarr-python writes for `dtype=str`).
+constexpr string_type variable_length_string() noexcept
+{
+    return {dtype_id::string, 0};
+}
+
+/// Variable-length bytes: v3 `bytes` (vlen-bytes), v2 `|O` with the vlen-bytes filter.
+constexpr string_type variable_length_bytes() noexcept
+{
+    return {dtype_id::vlen_bytes, 0};
+}
+
 /// Parse a Zarr v3 data type name ("float32"); nullopt when zarrxt does not support it. The
 /// names that need a configuration (times, fixed-width strings) are parsed with it (metadata/v3.hpp).
 inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
 {
+    if (n == "variable_length_bytes")
+    {
+        return dtype_id::vlen_bytes; // zarr-python 3's earlier name of "bytes"
+    }
     for (const auto& d : dtype_table)
     {
         if (d.v3_name == n)
@@ -155,6 +192,10 @@ inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& uni
                               std::size_t fixed_size = 0)
 {
     const auto& d = info(id);
+    if (is_vlen(id))
+    {
+        return "|O"; // the object codec (a filter) says which
+    }
     std::string s;
     s += d.word == 1 ? '|' : (big_endian ? '>' : '<');
     s += d.v2_kind;
@@ -225,7 +266,7 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     }
     for (const auto& d : dtype_table)
     {
-        if (d.v2_kind == kind && d.size == size)
+        if (d.v2_kind == kind && d.size == size && !is_vlen(d.id))
         {
             // A multi-byte type must say its byte order; '|' is only valid for single bytes.
             if (size > 1 && s[0] == '|')
@@ -249,8 +290,9 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
     {
         case dtype_id::fixed_bytes:
         case dtype_id::fixed_utf32:
-            throw dtype_mismatch(std::string(name(id)) +
-                                 " has no fixed-size element type (read it as std::string)");
+        case dtype_id::string:
+        case dtype_id::vlen_bytes:
+            throw dtype_mismatch(std::string(name(id)) + " has no fixed-size element type (read it as std::string)");
         case dtype_id::bool_:
             return f(std::type_identity<bool>{});
         case dtype_id::int8:
@@ -292,7 +334,7 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
-    if (is_time(id) || is_fixed_string(id))
+    if (is_time(id) || is_string_like(id))
     {
         return false;
     }

@@ -54,6 +54,7 @@ enum class codec_errc : int
     encode_failed = 6,   ///< the library refused to encode
     unavailable = 7,     ///< the codec was compiled out (optional library missing)
     value_out_of_range = 8, ///< a value has no representation in the target type (cast_value)
+    invalid_text = 9,       ///< stored text is not well-formed UTF-8 (vlen-utf8)
 };
 
 enum class store_errc : int

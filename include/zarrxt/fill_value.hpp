@@ -9,6 +9,9 @@
  *  - datetime64 / timedelta64: a JSON integer (the count of the unit) or "NaT" (-2^63); v3 writes
  *    NaT as "NaT" (zarr-python 3), v2 as the integer (zarr-python 2);
  *  - fixed-width strings: <U n its text, |S n its bytes in standard base64 (zarr-python, both formats);
+ *  - variable-length strings (`string`, v2 |O + vlen-utf8): the text; in v2 a number is taken as
+ *    its JSON text (zarr-python 2.13 turns the default fill 0 of `dtype=str` into "0");
+ *    variable-length bytes (`bytes`): base64, or an array of byte values (zarr-python 3 reads both);
  *  - v2 only: null, meaning "no fill value" (zarrxt reads zeros there, like zarrita.js).
  */
 #pragma once
@@ -19,6 +22,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "fixed_string.hpp"
+#include "vlen.hpp"
 
 #include <algorithm>
 #include <array>
@@ -29,6 +33,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +49,10 @@ struct fill_value
     /// Fixed-width strings: the whole element (its width, which may exceed 16 bytes), used instead
     /// of `bytes` when not empty.
     std::vector<std::byte> wide{};
+    /// Variable-length types: the value, which `bytes` (a vlen_element) points into. Shared, so
+    /// that every copy of the fill value (the metadata's, each codec's) points at the same bytes and
+    /// elements equal to the fill compare equal byte for byte (vlen.hpp).
+    std::shared_ptr<const std::string> text{};
 
     /// The element's bytes (at least the element width for the array the value was parsed for).
     const std::byte* data() const noexcept { return wide.empty() ? bytes.data() : wide.data(); }
@@ -477,6 +486,65 @@ inline void parse_fixed_string_fill(const json& j, dtype_id dtype, std::size_t f
 
 } // namespace detail
 
+namespace detail
+{
+
+/// Make `f` the variable-length value `v`.
+inline void set_vlen_fill(fill_value& f, std::string v)
+{
+    f.text = std::make_shared<const std::string>(std::move(v));
+    const vlen_element e{f.text->empty() ? nullptr : f.text->data(), f.text->size()};
+    std::memcpy(f.bytes.data(), &e, sizeof e);
+}
+
+/// A variable-length fill value (see the file comment for the forms).
+inline void parse_vlen_fill(const json& j, dtype_id dtype, int zarr_format, fill_value& f)
+{
+    std::string value;
+    if (j.is_string())
+    {
+        value = j.get<std::string>();
+        if (dtype == dtype_id::vlen_bytes)
+        {
+            auto raw = base64_decode(value);
+            if (!raw)
+            {
+                bad_fill(j, dtype, "not standard base64");
+            }
+            value = std::move(*raw);
+        }
+    }
+    else if (j.is_array() && dtype == dtype_id::vlen_bytes)
+    {
+        for (const auto& b : j)
+        {
+            if (!b.is_number_integer() || b.get<std::int64_t>() < 0 || b.get<std::int64_t>() > 255)
+            {
+                bad_fill(j, dtype, "expected byte values 0..255");
+            }
+            value += static_cast<char>(b.get<std::int64_t>());
+        }
+    }
+    else if (j.is_number() && zarr_format == 2)
+    {
+        value = j.dump();
+    }
+    else
+    {
+        bad_fill(j, dtype, dtype == dtype_id::string ? "expected a string" : "expected base64 or byte values");
+    }
+    if (dtype == dtype_id::string)
+    {
+        if (const auto bad = first_invalid_utf8(value))
+        {
+            bad_fill(j, dtype, "not UTF-8 at byte " + std::to_string(*bad));
+        }
+    }
+    set_vlen_fill(f, std::move(value));
+}
+
+} // namespace detail
+
 inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size)
 {
     fill_value f;
@@ -499,6 +567,10 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
         case dtype_id::fixed_bytes:
         case dtype_id::fixed_utf32:
             detail::parse_fixed_string_fill(j, dtype, fixed_size, f);
+            break;
+        case dtype_id::string:
+        case dtype_id::vlen_bytes:
+            detail::parse_vlen_fill(j, dtype, zarr_format, f);
             break;
         case dtype_id::bool_:
         {
@@ -595,10 +667,23 @@ inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_for
         case dtype_id::fixed_utf32:
         {
             std::vector<std::byte> element(fixed_size);
-            std::memcpy(element.data(), f.data(),
-                        std::min(fixed_size, f.wide.empty() ? f.bytes.size() : f.wide.size()));
+            const std::size_t n = std::min(fixed_size, f.wide.empty() ? f.bytes.size() : f.wide.size());
+            if (n != 0) // no element (fixed_size 0): the empty value, and no memcpy from or to null
+            {
+                std::memcpy(element.data(), f.data(), n);
+            }
             std::string value = decode_fixed_string(dtype, element.data(), fixed_size);
             return dtype == dtype_id::fixed_bytes ? detail::base64_encode(value) : value;
+        }
+        case dtype_id::string:
+        case dtype_id::vlen_bytes:
+        {
+            const std::string value = f.text ? *f.text : std::string();
+            if (dtype == dtype_id::vlen_bytes && zarr_format == 2 && value.empty())
+            {
+                return nullptr; // what zarr-python 2.13 writes (it cannot write a bytes fill)
+            }
+            return dtype == dtype_id::vlen_bytes ? json(detail::base64_encode(value)) : json(value);
         }
         case dtype_id::bool_:
             return f.as<bool>();
@@ -677,10 +762,10 @@ inline fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format
 {
     if (s.empty())
     {
-        return is_fixed_string(dtype) ? parse_fill_value(json(""), dtype, zarr_format, fixed_size)
-                                      : fill_value{};
+        return is_string_like(dtype) ? parse_fill_value(json(""), dtype, zarr_format, fixed_size)
+                                     : fill_value{};
     }
-    if (s.which() == scalar::kind::string && dtype == dtype_id::fixed_bytes)
+    if (s.which() == scalar::kind::string && (dtype == dtype_id::fixed_bytes || dtype == dtype_id::vlen_bytes))
     {
         // The bytes themselves, not their JSON text.
         return parse_fill_value(detail::base64_encode(s.to_json().get<std::string>()), dtype, zarr_format,

@@ -10,9 +10,11 @@
 #pragma once
 
 #include "array.hpp"
+#include "vlen.hpp"
 #include "zarrxt_fwd.hpp"
 
 #include <complex>
+#include <cstring>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -68,10 +70,18 @@ public:
 
     /// Read a region as native-endian, C-ordered element bytes into `out`. With `problems`, damaged
     /// chunks read as the fill value and are reported there (the collect policy); without, the
-    /// handle's corruption policy applies.
+    /// handle's corruption policy applies. The elements of a variable-length array are
+    /// vlen_element values pointing into `arena`, which must then be given and outlive their use
+    /// (vlen.hpp); array.8 without one.
     void read_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
-                    std::byte* out, problem_list* problems = nullptr) const
+                    std::byte* out, problem_list* problems = nullptr, value_arena* arena = nullptr) const
     {
+        if (is_vlen(dtype()) && arena == nullptr)
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "read_bytes of a " + std::string(name(dtype())) +
+                                  " array needs a value_arena to keep the values in");
+        }
         dispatch_rank(offset, extent,
                       [&](auto n, const auto& r)
                       {
@@ -79,14 +89,37 @@ public:
                           m_core->template read<n.value>(r, out, kernel::c_strides<n.value>(r.extent),
                                                          problems != nullptr ? corruption_policy::collect
                                                                              : m_settings.on_corruption,
-                                                         problems);
+                                                         problems, arena);
                       });
     }
 
-    /// Write native-endian, C-ordered element bytes of a region.
+    /// Write native-endian, C-ordered element bytes of a region (vlen_element values for a
+    /// variable-length array, which must point at bytes that live until the call returns).
     void write_bytes(const std::vector<std::uint64_t>& offset, const std::vector<std::uint64_t>& extent,
                      const std::byte* in)
     {
+        std::vector<vlen_element> canonical;
+        if (is_vlen(dtype()))
+        {
+            // Values equal to the fill value point at its bytes, so all-fill chunks are recognised.
+            const std::uint64_t n = detail::checked_product(extent, "region elements");
+            canonical.resize(detail::to_size(n, "region elements"));
+            std::memcpy(canonical.data(), in, canonical.size() * sizeof(vlen_element));
+            vlen_element fill;
+            std::memcpy(&fill, metadata().fill.data(), sizeof fill);
+            for (auto& e : canonical)
+            {
+                if (e.size == 0)
+                {
+                    e = vlen_element{};
+                }
+                else if (e.view() == fill.view())
+                {
+                    e = fill;
+                }
+            }
+            in = reinterpret_cast<const std::byte*>(canonical.data());
+        }
         dispatch_rank(offset, extent,
                       [&](auto n, const auto& r)
                       {

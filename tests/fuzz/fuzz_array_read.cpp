@@ -10,6 +10,8 @@
 #include "fuzz_support.hpp"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace
 {
@@ -31,6 +33,24 @@ std::uint8_t at(std::string_view s, std::size_t i)
     return i < s.size() ? static_cast<std::uint8_t>(s[i]) : 0;
 }
 
+/// Variable-length values made comparable byte for byte: each vlen_element (a pointer into one
+/// read's arena) becomes its length and an FNV-1a hash of its bytes.
+void canonical_vlen(zx::buffer& b)
+{
+    for (std::size_t i = 0; i + sizeof(zx::vlen_element) <= b.size(); i += sizeof(zx::vlen_element))
+    {
+        zx::vlen_element e;
+        std::memcpy(&e, b.data() + i, sizeof e);
+        std::uint64_t h = 14695981039346656037ull;
+        for (char ch : e.view())
+        {
+            h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+        }
+        const std::uint64_t pair[2] = {e.size, h};
+        std::memcpy(b.data() + i, pair, sizeof pair);
+    }
+}
+
 /// Reads `r` into a new buffer; nothing (and false) when the read fails with a zarrxt error.
 template <std::size_t N>
 bool read(core_type& core, const zx::region<N>& r, zx::corruption_policy policy, zx::buffer& out)
@@ -42,8 +62,14 @@ bool read(core_type& core, const zx::region<N>& r, zx::corruption_policy policy,
             zx::check_limit("max_read_elements", r.elements(), core.limits().max_read_elements);
             out.resize_discard(static_cast<std::size_t>(r.elements() * core.metadata().element_size()));
             zx::problem_list problems;
+            zx::value_arena arena(core.limits().max_bytes_in_flight);
             core.template read<N>(r, out.data(), zx::kernel::c_strides<N>(r.extent), policy,
-                                  policy == zx::corruption_policy::collect ? &problems : nullptr);
+                                  policy == zx::corruption_policy::collect ? &problems : nullptr, &arena);
+            if (zx::is_vlen(core.metadata().dtype))
+            {
+                canonical_vlen(out);
+                return;
+            }
             if (core.metadata().dtype == zx::dtype_id::bool_)
             {
                 for (std::size_t i = 0; i < out.size(); ++i)
@@ -160,6 +186,19 @@ void exercise(core_type& core, const control& c)
         const auto v = static_cast<std::uint8_t>(i * 131 + c.flags);
         pattern.data()[i] = static_cast<std::byte>(core.metadata().dtype == zx::dtype_id::bool_ ? v & 1 : v);
     }
+    // Variable-length arrays: the elements point at strings (ASCII text, so vlen-utf8 takes them).
+    std::vector<std::string> values;
+    if (zx::is_vlen(core.metadata().dtype))
+    {
+        const std::size_t n = pattern.size() / sizeof(zx::vlen_element);
+        values.resize(n);
+        for (std::size_t i = 0; i < n; ++i)
+        {
+            values[i] = std::string((i * 7 + c.flags) % 11, static_cast<char>('a' + i % 26));
+            const zx::vlen_element e{values[i].empty() ? nullptr : values[i].data(), values[i].size()};
+            std::memcpy(pattern.data() + i * sizeof e, &e, sizeof e);
+        }
+    }
     if (!guarded(
             [&] {
                 core.template write<N>(sub, pattern.data(), zx::kernel::c_strides<N>(sub.extent),
@@ -171,6 +210,10 @@ void exercise(core_type& core, const control& c)
     zx::buffer back;
     require(read<N>(core, sub, zx::corruption_policy::throw_error, back),
             "a region just written cannot be read");
+    if (!values.empty())
+    {
+        canonical_vlen(pattern); // compared by value, as read() gives them
+    }
     require(lossy(core) || std::memcmp(back.data(), pattern.data(), pattern.size()) == 0,
             "a region reads back other than written");
 }

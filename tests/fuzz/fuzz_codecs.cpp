@@ -1,8 +1,8 @@
 // Fuzz target: every codec's decode on hostile bytes.
 //
 // Input: [selector] [options] [payload...]. The selector picks one bytes->bytes codec of
-// single_codecs(), the bytes codec, transpose, or a whole chain of chain_cases(); the options byte
-// picks the hint or the geometry. Anything decoded successfully is encoded again and must decode
+// single_codecs(), the bytes codec, transpose, a vlen codec, or a whole chain of chain_cases(); the
+// options byte picks the hint or the geometry. Anything decoded successfully is encoded again and must decode
 // to the same bytes, so a decoder that accepts garbage it cannot reproduce is caught too.
 #include "fuzz_cases.hpp"
 
@@ -133,6 +133,61 @@ void fuzz_bytes(input& in)
             zx::byte_view re = c.encode(decoded, back);
             require(same_bytes(re, payload.first(static_cast<std::size_t>(n * width))),
                     "bytes round trip differs");
+        });
+}
+
+/// vlen-utf8 / vlen-bytes: a chunk of (options & 0x7f) values. What decodes is canonical, so
+/// encoding the decoded values must give back the payload byte for byte; a value equal to the fill
+/// must point at the fill's bytes.
+void fuzz_vlen(input& in)
+{
+    const std::uint8_t options = in.byte();
+    const bool text = (options & 0x80) != 0;
+    codec::codec_context ctx;
+    ctx.limits = limits();
+    ctx.dtype = text ? zx::dtype_id::string : zx::dtype_id::vlen_bytes;
+    ctx.chunk_shape = zx::dims{static_cast<std::uint64_t>(options & 0x7f)};
+    ctx.fill = zx::parse_fill_value(json(text ? "ab" : "YWI="), ctx.dtype, 3); // "ab" either way
+    const zx::byte_view payload = in.rest();
+    zx::value_arena arena(ctx.limits.max_bytes_in_flight);
+    auto check = [&](const auto& c)
+    {
+        zx::buffer encoded = copy(payload);
+        zx::buffer out;
+        zx::byte_view decoded;
+        if (!guarded([&] { decoded = c.decode(encoded.mutable_view(), out, &arena); }))
+        {
+            return;
+        }
+        require(decoded.size() == (options & 0x7f) * sizeof(zx::vlen_element), "vlen decoded the wrong count");
+        zx::vlen_element fill;
+        std::memcpy(&fill, ctx.fill.data(), sizeof fill);
+        for (std::size_t i = 0; i < decoded.size() / sizeof(zx::vlen_element); ++i)
+        {
+            zx::vlen_element e;
+            std::memcpy(&e, decoded.data() + i * sizeof e, sizeof e);
+            require(e.view() != fill.view() || e.data == fill.data, "a fill-equal value not at the fill's bytes");
+            require(!text || !zx::detail::first_invalid_utf8(e.view()), "vlen-utf8 decoded text that is no UTF-8");
+        }
+        zx::buffer back;
+        zx::byte_view re;
+        if (!guarded([&] { re = c.encode(decoded, back); }))
+        {
+            fail("vlen cannot encode what it decoded");
+        }
+        require(same_bytes(re, payload), "vlen round trip differs, input " + hex_prefix(payload));
+    };
+    guarded(
+        [&]
+        {
+            if (text)
+            {
+                check(codec::vlen_utf8::from_json(json::object(), ctx));
+            }
+            else
+            {
+                check(codec::vlen_bytes::from_json(json::object(), ctx));
+            }
         });
 }
 
@@ -282,7 +337,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     input in(data, size);
     const std::uint8_t selector = in.byte();
     const auto& singles = single_codecs();
-    const std::size_t choices = singles.size() + 3;
+    const std::size_t choices = singles.size() + 4;
     const std::size_t pick = selector % choices;
     if (pick < singles.size())
     {
@@ -296,9 +351,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     {
         fuzz_transpose(in);
     }
-    else
+    else if (pick == singles.size() + 2)
     {
         fuzz_chain(in);
+    }
+    else
+    {
+        fuzz_vlen(in); // last, so that the selectors of older inputs keep their meaning
     }
     return 0;
 }

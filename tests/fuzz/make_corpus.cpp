@@ -441,6 +441,28 @@ std::vector<array_seed> array_seeds()
                 s, p, v3({5, 6}, {3, 4}, {codec_spec("packbits", {{"first_bit", 2}, {"last_bit", 12}, {"padding_encoding", "last_byte"}})}),
                 {3, 4});
         });
+    // Variable-length strings: v3 string sharded with zstd inside and a fill value; v2 |O bytes.
+    add("v3_string_sharded", false,
+        [=](auto& s, auto& p)
+        {
+            zx::create<std::string, 2>(s, p,
+                                       zx::v3_options{.shape = {5, 6},
+                                                      .chunk_shape = {4, 4},
+                                                      .codecs = {zx::sharded({2, 2})},
+                                                      .fill_value = "fill",
+                                                      .string = zx::variable_length_string()})
+                .write({{0, 0}, {3, 4}}, xt::xtensor<std::string, 2>{{"a", "bb", "", "fill"},
+                                                                    {"\u00e9", "x y", "zz", "q"},
+                                                                    {"1", "22", "333", "4444"}});
+        });
+    add("v2_vlen_bytes", false,
+        [=](auto& s, auto& p)
+        {
+            auto o = v2({7}, {3}, codec_spec("zlib", {{"level", 1}}));
+            o.string = zx::variable_length_bytes();
+            zx::create<std::string, 1>(s, p, o).write(
+                {{0}, {5}}, xt::xtensor<std::string, 1>{"\xff", "", "ab", std::string(3, '\0'), "z"});
+        });
     add("v2_rank0", false,
         [=](auto& s, auto& p) { write_array<std::int32_t, 0>(s, p, v2({}, {}, std::nullopt), {}); });
     add("v2_in_group", true,
@@ -600,6 +622,26 @@ void make_codec_seeds()
     emit("codecs", "transpose_int16_4d",
          header({transpose_sel, 3 | (2 << 2), 1, 2, 3, 2, 3, 2, 1}) + pattern(2 * 2 * 3 * 4 * 3, 6));
 
+    // vlen: options bit 7 chooses vlen-utf8, the low bits the element count (chunk layout: a
+    // u32le count, then u32le length + bytes for each value).
+    const int vlen_sel = bytes_sel + 3;
+    auto vlen_chunk = [](const std::vector<std::string>& values)
+    {
+        auto u32 = [](std::size_t v)
+        {
+            return std::string{static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff),
+                               static_cast<char>((v >> 16) & 0xff), static_cast<char>((v >> 24) & 0xff)};
+        };
+        std::string out = u32(values.size());
+        for (const auto& v : values)
+        {
+            out += u32(v.size()) + v;
+        }
+        return out;
+    };
+    emit("codecs", "vlen_utf8_4", header({vlen_sel, 0x80 | 4}) + vlen_chunk({"a", "\u00e9\u00e9", "", "ab"}));
+    emit("codecs", "vlen_bytes_3", header({vlen_sel, 3}) + vlen_chunk({"\xff\x00", "ab", std::string(300, 'x')}));
+    emit("codecs", "vlen_utf8_0", header({vlen_sel, 0x80}) + vlen_chunk({}));
     const int chain_sel = bytes_sel + 2;
     const auto& cases = chain_cases();
     for (std::size_t i = 0; i < cases.size(); ++i)

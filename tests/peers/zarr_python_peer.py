@@ -23,7 +23,9 @@ numcodecs 0.11:
     zarr_python_peer.py dump-times PATH     print one datetime64 / timedelta64 array as times_of does
     zarr_python_peer.py write-strings DIR  write |S n / <U n / >U n arrays into DIR and print each
                                             one's description as JSON (see strings_of)
-    zarr_python_peer.py dump-strings PATH   print one fixed-width string array as strings_of does
+    zarr_python_peer.py dump-strings PATH   print one fixed-width or |O string array as strings_of does
+    zarr_python_peer.py write-vlen DIR     write |O arrays (vlen-utf8, vlen-bytes) into DIR and print
+                                            each one's description as JSON (see strings_of)
     zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
 
 Both directions share one manifest format, DIR/manifest.json:
@@ -74,7 +76,7 @@ import lzma
 
 import numpy as np
 import zarr
-from numcodecs import BZ2, LZMA, Blosc, GZip, PackBits, Zlib, Zstd
+from numcodecs import BZ2, LZMA, Blosc, GZip, PackBits, VLenBytes, VLenUTF8, Zlib, Zstd
 
 MUL = 0x9E3779B97F4A7C15
 ADD = 0x632BE59BD9B4E019
@@ -630,20 +632,58 @@ def times_of(z):
 
 
 def strings_of(z):
-    """dtype, fill value and values of a fixed-width string array (|S values and fill as hex, <U as
-    text), and the digest `zarrxt hash` defines for it: SHA-256 of every value's bytes (UTF-8 for
-    <U) after its length as a little-endian uint32, C order, first 16 bytes as hex."""
+    """dtype, fill value and values of a string array (|S and vlen-bytes values and fill as hex,
+    <U and vlen-utf8 as text), and the digest `zarrxt hash` defines for it: SHA-256 of every
+    value's bytes (UTF-8 for text) after its length as a little-endian uint32, C order, first 16
+    bytes as hex. In |O arrays a missing value (None, a chunk never written with fill None) is the
+    empty value, as zarrxt reads it."""
     a = z[...]
-    raw = a.dtype.kind == "S"
-    enc = (lambda v: bytes(v).hex()) if raw else str
+    object_codec = z.filters[0].codec_id if a.dtype.kind == "O" else None
+    raw = a.dtype.kind == "S" or object_codec == "vlen-bytes"
+
+    def value(v):
+        if v is None:
+            return b"" if raw else ""
+        return bytes(v) if raw else str(v)
+
+    enc = (lambda v: value(v).hex()) if raw else value
     values = [enc(v) for v in a.ravel()]
     h = hashlib.sha256()
     for v in a.ravel():
-        b = bytes(v) if raw else str(v).encode("utf-8")
+        b = value(v) if raw else value(v).encode("utf-8")
         h.update(len(b).to_bytes(4, "little") + b)
     fill = z.fill_value
-    return {"dtype": a.dtype.str, "shape": list(a.shape), "values": values,
+    return {"dtype": a.dtype.str, "object_codec": object_codec, "shape": list(a.shape), "values": values,
             "fill": None if fill is None else enc(fill), "hash": h.hexdigest()[:16]}
+
+
+VLEN_ARRAYS = [
+    # name, dtype, object codec, shape, chunks, fill ("default": zarr-python's own), order,
+    # compressor, values; the last chunk of the arrays marked "gap" is left unwritten.
+    ("str.default.gap", str, None, [7], [3], "default", "C", "default",
+     ["a", "h\u00e9llo", "", "\U0001f389!", "tab\there", "a\x00b", "zz"]),
+    ("str.F.zlib", object, VLenUTF8(), [3, 4], [2, 3], "n/a", "F", "zlib",
+     ["\u65e5\u672c\u8a9e", "", "x" * 300, "n/a", "'\"", "q", "\u00df", "zz", "end", "1", "22", "333"]),
+    ("bytes.none.gap", object, VLenBytes(), [5], [2], None, "C", None,
+     [b"\xff\x00", b"", b"abc", b"\x80" * 40, b"z"]),
+    ("bytes.blosc", object, VLenBytes(), [2, 2], [1, 2], None, "C", "default", [b"x", b"yy", b"", b"\x00\x01"]),
+]
+
+
+def write_vlen(out_dir):
+    result = []
+    for name, dtype, codec, shape, chunks, fill, order, compressor, values in VLEN_ARRAYS:
+        data = np.empty(len(values), dtype=object)
+        data[:] = values
+        kwargs = compressor_kwargs(compressor)
+        if fill != "default":
+            kwargs["fill_value"] = fill
+        if codec is not None:
+            kwargs["object_codec"] = codec
+        result.append(write_string_array(out_dir, name, data.reshape(shape), chunks, dtype=dtype, order=order,
+                                         **kwargs))
+    print(json.dumps(result))
+    return 0
 
 
 STRING_ARRAYS = [
@@ -660,22 +700,35 @@ STRING_ARRAYS = [
 ]
 
 
+def write_string_array(out_dir, name, data, chunks, **kwargs):
+    """Create the string array `name` (zarr.open_array's kwargs), write `data` (all of it, or for a
+    name ending in ".gap" all but its last chunk along axis 0) and describe it as strings_of does."""
+    path = os.path.join(out_dir, name)
+    z = zarr.open_array(path, mode="w", shape=data.shape, chunks=chunks, **kwargs)
+    if name.endswith(".gap"):
+        last = (data.shape[0] - 1) // chunks[0] * chunks[0]
+        z[0:last] = data[0:last]
+    else:
+        z[...] = data
+    d = strings_of(zarr.open_array(path, mode="r"))
+    d["name"] = name
+    return d
+
+
+def compressor_kwargs(compressor):
+    """zarr.open_array's compressor argument: "zlib" (level 1), None (none); anything else
+    ("default", "blosc") leaves zarr-python's own, blosc."""
+    if compressor not in ("zlib", None):
+        return {}
+    return {"compressor": Zlib(level=1) if compressor == "zlib" else None}
+
+
 def write_strings(out_dir):
     result = []
     for name, dtype, shape, chunks, fill, order, compressor, values in STRING_ARRAYS:
         data = np.array(values, dtype=dtype).reshape(shape)
-        comp = {"zlib": Zlib(level=1), None: None}.get(compressor, "default")
-        kwargs = {} if comp == "default" else {"compressor": comp}
-        z = zarr.open_array(os.path.join(out_dir, name), mode="w", shape=shape, chunks=chunks,
-                            dtype=dtype, fill_value=fill, order=order, **kwargs)
-        if name.endswith(".gap"):
-            last = (shape[0] - 1) // chunks[0] * chunks[0]
-            z[0:last] = data[0:last]
-        else:
-            z[...] = data
-        d = strings_of(zarr.open_array(os.path.join(out_dir, name), mode="r"))
-        d["name"] = name
-        result.append(d)
+        result.append(write_string_array(out_dir, name, data, chunks, dtype=dtype, fill_value=fill,
+                                         order=order, **compressor_kwargs(compressor)))
     print(json.dumps(result))
     return 0
 
@@ -757,6 +810,8 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[1] == "write-strings":
         return write_strings(argv[2])
+    if len(argv) == 3 and argv[1] == "write-vlen":
+        return write_vlen(argv[2])
     if len(argv) == 3 and argv[1] == "dump-strings":
         print(json.dumps(strings_of(zarr.open_array(argv[2], mode="r"))))
         return 0

@@ -669,16 +669,19 @@ async function verify(dir) {
 
 // zarrita reads numpy's fixed-width strings from v2 metadata only (its v3 has the variable-length
 // "string" type, not fixed_length_utf32). Its getters drop every NUL, inner ones too, and decode
-// |S bytes as UTF-8 text; callers compare values for which that loses nothing.
-async function dumpStrings(dir, name) {
+// |S bytes as UTF-8 text; callers compare values for which that loses nothing. With "v3", the
+// array is opened as v3 (the "string" data type with vlen-utf8, whose values are a plain array).
+async function dumpStrings(dir, name, version) {
   const store = new FileSystemStore(dir);
-  const arr = await zarr.open.v2(zarr.root(store).resolve(name), { kind: "array" });
+  const open = version === "v3" ? zarr.open.v3 : zarr.open.v2;
+  const arr = await open(zarr.root(store).resolve(name), { kind: "array" });
   const chunk = await zarr.get(arr);
+  const at = (i) => (typeof chunk.data.get === "function" ? chunk.data.get(i) : chunk.data[i]);
   // In C order whatever the layout zarrita returns (F-order arrays come back with F strides).
   const values = [];
   const idx = chunk.shape.map(() => 0);
   for (let n = 0; n < chunk.data.length; n++) {
-    values.push(chunk.data.get(idx.reduce((off, v, d) => off + v * chunk.stride[d], 0)));
+    values.push(at(idx.reduce((off, v, d) => off + v * chunk.stride[d], 0)));
     for (let d = idx.length - 1; d >= 0 && ++idx[d] === chunk.shape[d]; d--) idx[d] = 0;
   }
   console.log(JSON.stringify({ dtype: arr.dtype, shape: chunk.shape, values }));
@@ -687,10 +690,10 @@ async function dumpStrings(dir, name) {
 
 // ------------------------------------------------------------------------------------- main
 
-const [cmd, dir, name] = process.argv.slice(2);
+const [cmd, dir, name, version] = process.argv.slice(2);
 let status = 2;
 if (cmd === "write" && dir) status = await writeMatrix(dir);
 else if (cmd === "verify" && dir) status = await verify(dir);
-else if (cmd === "dump-strings" && dir && name) status = await dumpStrings(dir, name);
-else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME");
+else if (cmd === "dump-strings" && dir && name) status = await dumpStrings(dir, name, version);
+else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME [v3]");
 process.exit(status);

@@ -60,6 +60,14 @@ template <endian_mode Mode>
 bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
 {
     detail::check_keys(name, cfg, {"endian"});
+    if (is_vlen(ctx.dtype))
+    {
+        // Its elements are pointers (vlen.hpp): stored as they are, they would mean nothing.
+        detail::bad_config(name, "the " + std::string(zarrxt::name(ctx.dtype)) +
+                                     " data type has variable-length values, encoded by " +
+                                     (ctx.dtype == dtype_id::string ? "vlen-utf8" : "vlen-bytes") +
+                                     ", not bytes");
+    }
     bytes b;
     b.m_word = info(ctx.dtype).word;
     b.m_element_size = ctx.element_size();

@@ -257,6 +257,10 @@ chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& spe
                 zarrxt::detail::checked_mul(zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
                                             stage.element_size(), "chunk bytes"),
                 "chunk bytes");
+            if (is_vlen(stage.dtype))
+            {
+                stage.dtype = dtype_id::uint8; // the codecs after a vlen codec see a stream of bytes
+            }
         }
     });
     std::optional<std::size_t> size;
@@ -292,7 +296,7 @@ codec::array_view chain<Codecs...>::decode(mutable_byte_view encoded, codec::scr
                                                  {m_sizes[i.value - a2b - 1], static_cast<std::size_t>(limits.max_chunk_bytes)});
         stages.landed(cur, out);
     });
-    cur = std::get<a2b>(m_codecs).decode(cur, stages.next());
+    cur = codec::a2b_decode(std::get<a2b>(m_codecs), cur, stages.next(), s.arena);
     codec::array_view v;
     v.data = cur.data();
     v.element_size = m_stored_element_size;
@@ -349,7 +353,7 @@ bool chain<Codecs...>::decode_into(mutable_byte_view encoded, mutable_byte_view 
             buffer& out = stages.next();
             copy_in(std::get<a2b + 1>(m_codecs).decode(cur, out, {m_sizes[0], static_cast<std::size_t>(limits.max_chunk_bytes)}));
         }
-        std::get<a2b>(m_codecs).decode(dest, stages.next());
+        codec::a2b_decode(std::get<a2b>(m_codecs), dest, stages.next(), s.arena);
         return true;
     }
 }

@@ -28,6 +28,11 @@
 #include <type_traits>
 #include <vector>
 
+namespace zarrxt
+{
+class value_arena; // vlen.hpp
+}
+
 namespace zarrxt::codec
 {
 
@@ -152,6 +157,9 @@ struct scratch_space
     buffer array_b;
     buffer work;        ///< the kernels' chunk assembly buffer (never touched by codecs)
     buffer io; ///< encoded bytes read from the store (a chunk, a batch of inner chunks, a copy window)
+    /// Where the variable-length values this worker decodes are kept (vlen.hpp): the operation's,
+    /// lent for its duration; null outside an operation on a variable-length array.
+    value_arena* arena = nullptr;
 
     /// Kept between operations, the I/O buffer (a batch of a shard's inner chunks) would stay that
     /// large per worker for the array's lifetime: release it past `keep` bytes when an operation ends.
@@ -212,6 +220,21 @@ concept array_to_bytes_codec =
                c.encode(cin, scratch)
            } -> std::same_as<byte_view>;
        };
+
+/// Decode with an array->bytes codec. A codec whose values live outside the decoded chunk (the
+/// vlen codecs) declares `decode(in, scratch, value_arena*)` and gets the operation's arena.
+template <class C>
+mutable_byte_view a2b_decode(const C& c, mutable_byte_view in, buffer& scratch, value_arena* arena)
+{
+    if constexpr (requires { c.decode(in, scratch, arena); })
+    {
+        return c.decode(in, scratch, arena);
+    }
+    else
+    {
+        return c.decode(in, scratch);
+    }
+}
 
 /// array -> array: `encoded_shape` maps the decoded shape to the encoded one; `decode` maps an
 /// encoded view to a view in decoded axis order (a transpose only permutes strides); `encode`

@@ -54,7 +54,8 @@ struct erased_a2a : erased_codec
 
 struct erased_a2b : erased_codec
 {
-    virtual mutable_byte_view decode(mutable_byte_view, buffer&) const = 0;
+    /// Decode one chunk; `arena` keeps variable-length values (vlen.hpp), unused by the others.
+    virtual mutable_byte_view decode(mutable_byte_view, buffer&, value_arena* arena) const = 0;
     virtual byte_view encode(byte_view, buffer&) const = 0;
     /// Encoded size when fixed (the bytes codec), nullopt otherwise (sharding).
     virtual std::optional<std::size_t> fixed_size() const = 0;
@@ -100,7 +101,10 @@ struct a2b_model final : erased_a2b
     explicit a2b_model(C c) : m_c(std::move(c)) {}
     std::string_view codec_name() const override { return C::name; }
     json codec_json() const override { return m_c.to_json(); }
-    mutable_byte_view decode(mutable_byte_view in, buffer& b) const override { return m_c.decode(in, b); }
+    mutable_byte_view decode(mutable_byte_view in, buffer& b, value_arena* arena) const override
+    {
+        return a2b_decode(m_c, in, b, arena);
+    }
     byte_view encode(byte_view in, buffer& b) const override { return m_c.encode(in, b); }
     std::optional<std::size_t> fixed_size() const override
     {
@@ -321,6 +325,10 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
                 zarrxt::detail::checked_mul(zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
                                             stage.element_size(), "chunk bytes"),
                 "chunk bytes");
+            if (is_vlen(stage.dtype))
+            {
+                stage.dtype = dtype_id::uint8; // the codecs after a vlen codec see a stream of bytes
+            }
         }
         else
         {
@@ -350,7 +358,7 @@ inline codec::array_view dynamic_chain::decode(mutable_byte_view encoded, codec:
         cur = m_b2b[i]->decode(cur, out, {m_sizes[i], static_cast<std::size_t>(limits.max_chunk_bytes)});
         stages.landed(cur, out);
     }
-    cur = m_a2b->decode(cur, stages.next());
+    cur = m_a2b->decode(cur, stages.next(), s.arena);
     codec::array_view v;
     v.data = cur.data();
     v.element_size = m_stored_element_size;
@@ -399,7 +407,7 @@ inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_v
         }
         std::memcpy(dest.data(), cur.data(), cur.size());
     }
-    m_a2b->decode(dest, stages.next()); // in place: size check, byte swap
+    m_a2b->decode(dest, stages.next(), s.arena); // in place: size check, byte swap
     return true;
 }
 

@@ -112,6 +112,10 @@ inline packbits packbits::from_json(const json& cfg, const codec_context& ctx)
                 "\"padding_encoding\" must be \"none\", \"first_byte\" or \"last_byte\", got " + it->dump());
         }
     }
+    if (is_string_like(ctx.dtype) || is_time(ctx.dtype))
+    {
+        detail::bad_config(name, "packs numbers, not " + std::string(zarrxt::name(ctx.dtype)) + " values");
+    }
     const dtype_info& d = info(ctx.dtype);
     p.m_bool = ctx.dtype == dtype_id::bool_;
     p.m_signed = d.v2_kind == 'i';

@@ -23,6 +23,8 @@
 #include "scale_offset.hpp"
 #include "sharding_indexed.hpp"
 #include "transpose.hpp"
+#include "vlen_bytes.hpp"
+#include "vlen_utf8.hpp"
 #include "zlib.hpp"
 #include "zstd.hpp"
 
@@ -38,7 +40,7 @@ struct codec_list
 
 using builtin_codecs =
     codec_list<transpose, numcodecs::delta, numcodecs::bitround, numcodecs::fixedscaleoffset, cast_value,
-               scale_offset, numcodecs::packbits, bytes<>, packbits,
+               scale_offset, numcodecs::packbits, bytes<>, packbits, vlen_utf8, vlen_bytes,
                sharding_indexed<dynamic_chain, dynamic_chain, any_index_cache>, gzip, zlib, zstd, crc32c,
                blosc, numcodecs::shuffle, numcodecs::lz4, numcodecs::bz2, numcodecs::lzma>;
 
@@ -86,7 +88,7 @@ made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, code
     throw metadata_error(metadata_errc::unknown_codec,
                          "codec \"" + name
                              + "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zstd, crc32c, "
-                               "blosc, sharding_indexed, packbits, cast_value, scale_offset, numcodecs.zlib, "
+                               "blosc, sharding_indexed, packbits, cast_value, scale_offset, vlen-utf8, vlen-bytes, numcodecs.zlib, "
                                "numcodecs.delta, numcodecs.bitround, numcodecs.fixedscaleoffset, numcodecs.shuffle, "
                                "numcodecs.lz4, numcodecs.bz2, numcodecs.lzma, numcodecs.packbits)");
 }

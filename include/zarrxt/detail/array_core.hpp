@@ -21,6 +21,7 @@
 #include "../node.hpp"
 #include "../options.hpp"
 #include "../store/concepts.hpp"
+#include "../vlen.hpp"
 
 #include <algorithm>
 #include <array>
@@ -151,22 +152,26 @@ public:
     }
 
     /// Read `r` into `out` (element strides `strides`) through the read kernel.
+    /// Variable-length arrays need `arena`, where the values read are kept (vlen.hpp).
     template <std::size_t N>
     void read(const region<N>& r, std::byte* out, const kernel::strides_t<N>& strides,
-              corruption_policy on_corruption, problem_list* problems = nullptr)
+              corruption_policy on_corruption, problem_list* problems = nullptr, value_arena* arena = nullptr)
     {
-        run([&](const auto& env) { kernel::read_region<N>(env, r, out, strides, on_corruption, problems); });
+        run([&](const auto& env) { kernel::read_region<N>(env, r, out, strides, on_corruption, problems); },
+            arena);
     }
 
     /// Write `src` (element strides `strides`, shaped like `r`) into `r` through the write kernel.
     /// `mask` (optional): a byte per element with the source's strides; only the elements where it
     /// is non-zero are written (selection writes).
+    /// Variable-length arrays need `arena` for the old values of the chunks a write rewrites.
     template <std::size_t N>
     void write(const region<N>& r, const std::byte* src, const kernel::strides_t<N>& strides,
-               bool write_empty_chunks, const std::uint8_t* mask = nullptr)
+               bool write_empty_chunks, const std::uint8_t* mask = nullptr, value_arena* arena = nullptr)
     {
         run([&](const auto& env)
-            { kernel::write_region<N>(env, r, src, strides, write_empty_chunks, mask); });
+            { kernel::write_region<N>(env, r, src, strides, write_empty_chunks, mask); },
+            arena);
     }
 
     /// Replace the attributes and write the metadata document. In v2 a well-formed
@@ -327,13 +332,20 @@ private:
     /// executor and index cache reached through references, so the kernels f calls are compiled
     /// per rank and chain only. A per-operation index cache lives for this call.
     template <class F>
-    decltype(auto) run(F&& f)
+    decltype(auto) run(F&& f, value_arena* arena = nullptr)
     {
         std::optional<IndexCache> local;
         kernel::store_access_for<Store> store(m_store);
+        // A variable-length array always has an arena: a caller that reads no values (a write of
+        // whole chunks, the fill of a resize) may give none, and a rewrite decodes old values.
+        std::optional<value_arena> own;
+        if (arena == nullptr && is_vlen(m_meta.dtype))
+        {
+            arena = &own.emplace(m_lv.max_bytes_in_flight);
+        }
         const kernel::kernel_env<chain_type> env{
             m_meta,    m_path, m_chain, m_lv, m_counters, op_cache(local), executor_ref(m_exec),
-            m_scratch, store};
+            m_scratch, store,  arena};
         return f(env);
     }
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -151,6 +152,32 @@ inline std::optional<char32_t> next_code_point(std::string_view s, std::size_t& 
     }
     i += n + 1;
     return cp;
+}
+
+/// The offset of the first byte of `s` where it stops being well-formed UTF-8; nullopt when all
+/// of it is. ASCII runs are skipped eight bytes at a time (text is mostly ASCII).
+inline std::optional<std::size_t> first_invalid_utf8(std::string_view s) noexcept
+{
+    std::size_t i = 0;
+    while (i < s.size())
+    {
+        if (s.size() - i >= 8)
+        {
+            std::uint64_t w;
+            std::memcpy(&w, s.data() + i, 8);
+            if ((w & 0x8080808080808080ull) == 0)
+            {
+                i += 8;
+                continue;
+            }
+        }
+        const std::size_t at = i;
+        if (!next_code_point(s, i))
+        {
+            return at;
+        }
+    }
+    return std::nullopt;
 }
 
 /// Append code point cp as UTF-8; false (nothing appended) when cp is no Unicode scalar value.

@@ -251,7 +251,8 @@ public:
     class lease
     {
     public:
-        lease(scratch_pool& pool, std::size_t n)
+        /// n spaces; `arena` (the operation's, for variable-length values) is lent with them.
+        lease(scratch_pool& pool, std::size_t n, value_arena* arena = nullptr)
             : m_pool(pool)
         {
             std::lock_guard<std::mutex> g(pool.m_mutex);
@@ -266,6 +267,7 @@ public:
                 {
                     m_items.push_back(std::make_unique<codec::scratch_space>());
                 }
+                m_items.back()->arena = arena;
             }
         }
         lease(const lease&) = delete;
@@ -277,6 +279,7 @@ public:
             // of a shard's inner chunks, reused within the operation) are released.
             for (auto& s : m_items)
             {
+                s->arena = nullptr; // the operation's, gone with it
                 s->release_large_buffers(std::size_t{16} << 20);
                 if (m_pool.m_free.size() < 16)
                 {
@@ -324,6 +327,8 @@ struct kernel_env
     executor_ref exec;
     scratch_pool& scratch;
     store_access& store;
+    /// Variable-length arrays: where this operation's decoded values are kept (vlen.hpp).
+    value_arena* arena = nullptr;
 
     std::string chunk_key(const std::uint64_t* coords, std::size_t rank) const
     {

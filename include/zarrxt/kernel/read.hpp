@@ -166,7 +166,7 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     const bool is_bool = m.dtype == dtype_id::bool_;
     const chunk_range<N> range(m.chunk_shape, reg);
     const std::size_t workers = env.exec.concurrency();
-    scratch_pool::lease scratch(env.scratch, workers);
+    scratch_pool::lease scratch(env.scratch, workers, env.arena);
     // Each worker holds one batch at a time: batches are cut to an equal share of the operation's
     // budget for bytes in flight.
     const std::uint64_t budget = std::max<std::uint64_t>(1, env.limits.max_bytes_in_flight / workers);

@@ -47,7 +47,7 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
     }
     const std::size_t width = m.element_size();
     const chunk_range<N> range(m.chunk_shape, reg);
-    scratch_pool::lease scratch(env.scratch, env.exec.concurrency());
+    scratch_pool::lease scratch(env.scratch, env.exec.concurrency(), env.arena);
     const Chain& chain = env.chain;
     const dims chunk_shape(m.chunk_shape);
     const box reg_box = box_of(reg);
@@ -112,7 +112,7 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
         // chunks of each are encoded by all the workers, a window of them at a time (each job in
         // its own scratch slot), and streamed to the store in order.
         const std::size_t nslots = 2 * workers;
-        scratch_pool::lease slot_lease(env.scratch, nslots);
+        scratch_pool::lease slot_lease(env.scratch, nslots, env.arena);
         std::vector<codec::scratch_space*> slots(nslots);
         for (std::size_t k = 0; k < nslots; ++k)
         {

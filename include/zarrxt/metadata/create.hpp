@@ -88,6 +88,16 @@ namespace detail
 /// length in numpy's range; refused for the other types.
 inline std::size_t fixed_size_of_new_array(dtype_id dtype, const std::optional<string_type>& string)
 {
+    if (is_vlen(dtype))
+    {
+        if (string && string->id != dtype)
+        {
+            throw array_error(array_errc::invalid_argument, "the string type " + std::string(name(string->id)) +
+                                                                " was given for a " + std::string(name(dtype)) +
+                                                                " array");
+        }
+        return 0; // no element size: the values are as long as they are
+    }
     if (!is_fixed_string(dtype))
     {
         if (string)
@@ -114,6 +124,34 @@ inline std::size_t fixed_size_of_new_array(dtype_id dtype, const std::optional<s
     return string->element_size();
 }
 
+/// The codecs of a new array of a variable-length type: its values have no `bytes` form, so a
+/// `bytes` codec (as in the default chain, or in a shard's inner chain) becomes the type's vlen
+/// codec (`vlen-utf8` for string, `vlen-bytes` for bytes), as zarr-python 3 chooses for them.
+inline std::vector<codec_spec> vlen_codecs(std::vector<codec_spec> codecs, dtype_id dtype)
+{
+    const std::string serializer = dtype == dtype_id::string ? "vlen-utf8" : "vlen-bytes";
+    for (auto& c : codecs)
+    {
+        if (c.name == "bytes")
+        {
+            c = codec_spec(serializer);
+        }
+        else if (c.name == "sharding_indexed" && c.configuration.is_object() &&
+                 c.configuration.contains("codecs") && c.configuration["codecs"].is_array())
+        {
+            json inner = json::array();
+            for (const json& j : c.configuration["codecs"])
+            {
+                const bool is_bytes = (j.is_string() && j == "bytes") ||
+                                      (j.is_object() && j.contains("name") && j["name"] == "bytes");
+                inner.push_back(is_bytes ? json{{"name", serializer}} : j);
+            }
+            c.configuration["codecs"] = std::move(inner);
+        }
+    }
+    return codecs;
+}
+
 } // namespace detail
 
 /// The metadata of a new v3 array of `dtype`. `document_key` (the zarr.json to be written) names
@@ -132,7 +170,7 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
                       o.separator};
     m.fill = detail::with_key_context(document_key,
                                       [&] { return fill_value_of(o.fill_value, dtype, 3, m.fixed_size); });
-    m.codecs = o.codecs;
+    m.codecs = is_vlen(dtype) ? detail::vlen_codecs(o.codecs, dtype) : o.codecs;
     m.dimension_names = o.dimension_names;
     m.attributes = o.attributes;
     detail::check_create_args(m, o.separator, '/', '.');
@@ -177,6 +215,10 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.filters = o.filters;
     layout.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     layout.fixed_size = fixed_size;
+    if (is_vlen(dtype))
+    {
+        layout.object_codec = dtype == dtype_id::string ? "vlen-utf8" : "vlen-bytes";
+    }
     return detail::with_key_context(document_key,
                                     [&]
                                     {

@@ -58,6 +58,8 @@ struct v2_layout
     std::vector<codec_spec> filters; ///< numcodecs.* codecs, written as v2 filters in this order
     time_unit unit{};                ///< datetime64 / timedelta64: the unit in the type string
     std::size_t fixed_size = 0;      ///< fixed-width strings: bytes per element (<U13: 52)
+    /// |O arrays: the object codec ("vlen-utf8", "vlen-bytes"), written as the first filter.
+    std::string object_codec{};
 };
 
 /// A new .zarray document.
@@ -336,13 +338,40 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
                              "structured data type " + dt.dump() + " is not supported by zarrxt");
     }
     bool big_endian = false;
-    auto id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.unit, &m.fixed_size);
+    // An object array's values are what its object codec, the first filter, makes of them.
+    std::string object_codec;
+    std::optional<dtype_id> id;
+    if (dt.get<std::string>() == "|O")
+    {
+        const auto f = doc.find("filters");
+        const json* first = f != doc.end() && f->is_array() && !f->empty() ? &(*f)[0] : nullptr;
+        object_codec = first && first->is_object() && first->contains("id") && (*first)["id"].is_string()
+                           ? (*first)["id"].get<std::string>()
+                           : std::string();
+        if (object_codec == "vlen-utf8" || object_codec == "vlen-bytes")
+        {
+            id = object_codec == "vlen-utf8" ? dtype_id::string : dtype_id::vlen_bytes;
+        }
+        else
+        {
+            throw metadata_error(metadata_errc::unsupported_dtype,
+                                 "object data type \"|O\" with " +
+                                     (object_codec.empty() ? std::string("no object codec as its first filter")
+                                                           : "the object codec \"" + object_codec + "\"") +
+                                     " is not supported by zarrxt (supported: vlen-utf8, vlen-bytes)");
+        }
+    }
+    else
+    {
+        id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.unit, &m.fixed_size);
+    }
     if (!id)
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
                              "data type \"" + dt.get<std::string>() +
                                  "\" is not supported by zarrxt (supported: |b1, i1..i8, u1..u8, f2, f4, "
-                                 "f8, c8, c16, M8[unit], m8[unit] in either byte order, |S n, <U n, >U n)");
+                                 "f8, c8, c16, M8[unit], m8[unit] in either byte order, |S n, <U n, >U n, |O with "
+                                 "vlen-utf8 or vlen-bytes)");
     }
     m.dtype = *id;
     validate_geometry(m);
@@ -376,8 +405,9 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     if (auto f = doc.find("filters"); f != doc.end() && !f->is_null())
     {
         detail::as_array(*f, "filters");
-        for (const auto& filter : *f)
+        for (std::size_t k = object_codec.empty() ? 0 : 1; k < f->size(); ++k)
         {
+            const json& filter = (*f)[k];
             const std::string fid = filter.is_object() && filter.contains("id") && filter["id"].is_string()
                                         ? filter["id"].get<std::string>()
                                         : filter.dump();
@@ -423,7 +453,11 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
         m.codecs.emplace_back("transpose", json{{"order", perm}});
     }
     m.codecs.insert(m.codecs.end(), array_filters.begin(), array_filters.end());
-    if (info(m.dtype).word > 1)
+    if (!object_codec.empty())
+    {
+        m.codecs.emplace_back(object_codec);
+    }
+    else if (info(m.dtype).word > 1)
     {
         m.codecs.emplace_back("bytes", json{{"endian", big_endian ? "big" : "little"}});
     }
@@ -434,7 +468,8 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     m.codecs.insert(m.codecs.end(), byte_filters.begin(), byte_filters.end());
     if (auto c = doc.find("compressor"); c != doc.end() && !c->is_null())
     {
-        m.codecs.push_back(detail::lower_v2_compressor(*c, m.element_size()));
+        // An object array's compressor sees the object codec's bytes (blosc's typesize 1).
+        m.codecs.push_back(detail::lower_v2_compressor(*c, is_vlen(m.dtype) ? 1 : m.element_size()));
     }
     m.document = doc;
     return m;
@@ -527,13 +562,17 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
     doc["dtype"] = v2_typestr(dtype, layout.big_endian, layout.unit, layout.fixed_size);
     doc["fill_value"] = fill_value_to_json(fill, dtype, 2, layout.fixed_size);
-    if (layout.filters.empty())
+    if (layout.filters.empty() && layout.object_codec.empty())
     {
         doc["filters"] = nullptr;
     }
     else
     {
         doc["filters"] = json::array();
+        if (!layout.object_codec.empty())
+        {
+            doc["filters"].push_back({{"id", layout.object_codec}});
+        }
         for (const auto& f : layout.filters)
         {
             doc["filters"].push_back(detail::raise_to_v2_filter(f));
@@ -594,13 +633,24 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     {
         layout.filters.push_back(c[i]);
     }
-    if (i == c.size() || c[i].name != "bytes")
+    if (i < c.size() && (c[i].name == "vlen-utf8" || c[i].name == "vlen-bytes"))
+    {
+        if (!layout.filters.empty())
+        {
+            return refuse("\"" + layout.filters.front().name + "\" before the object codec \"" + c[i].name + "\"");
+        }
+        layout.object_codec = c[i].name; // the first v2 filter of an |O array
+    }
+    else if (i == c.size() || c[i].name != "bytes")
     {
         return refuse(i == c.size() ? std::string("no bytes codec")
                                     : "\"" + c[i].name + "\" where v2 needs the bytes codec");
     }
-    layout.big_endian =
-        c[i].configuration.is_object() && c[i].configuration.value("endian", "little") == "big";
+    else
+    {
+        layout.big_endian =
+            c[i].configuration.is_object() && c[i].configuration.value("endian", "little") == "big";
+    }
     ++i;
     for (; i < c.size() && c[i].name == "numcodecs.shuffle"; ++i)
     {

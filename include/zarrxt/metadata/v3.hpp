@@ -238,14 +238,18 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
         detail::throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
     }
     auto id = dtype_from_v3_name(dt_name);
-    if (!id || (!dt.is_string() && !is_time(*id) && !is_fixed_string(*id)))
+    // The variable-length types have no configuration; an empty one in the object form is tolerated.
+    const bool bare_object = dt.is_object() && is_vlen(id.value_or(dtype_id::uint8)) &&
+                             (!dt.contains("configuration") ||
+                              (dt["configuration"].is_object() && dt["configuration"].empty()));
+    if (!id || (!dt.is_string() && !is_time(*id) && !is_fixed_string(*id) && !bare_object))
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
                              "data type \"" + dt_name +
                                  "\" is not supported by zarrxt (supported: bool, "
                                  "int8..int64, uint8..uint64, float16/32/64, "
                                  "complex64/128, numpy.datetime64, numpy.timedelta64, "
-                                 "null_terminated_bytes, fixed_length_utf32)");
+                                 "null_terminated_bytes, fixed_length_utf32, string, bytes)");
     }
     m.dtype = *id;
     if (is_time(*id))

@@ -65,7 +65,7 @@ public:
 
     /// Whole-shard decode/encode: used when the shard is not the only codec of its chain
     /// (a transpose before it or a compressor after it) and for nested shards being rewritten.
-    mutable_byte_view decode(mutable_byte_view in, buffer& out) const;
+    mutable_byte_view decode(mutable_byte_view in, buffer& out, value_arena* arena = nullptr) const;
     byte_view encode(byte_view in, buffer& out) const;
 
     bool plan_read(range_reader& src, const box& region, piece_sink& sink, read_context& ctx,

@@ -272,7 +272,8 @@ private:
 
 template <class InnerChain, class IndexChain, class IndexCache>
 mutable_byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode(mutable_byte_view in,
-                                                                               buffer& out) const
+                                                                               buffer& out,
+                                                                               value_arena* arena) const
 {
     const std::size_t n = zarrxt::detail::to_size(
         zarrxt::detail::checked_mul(zarrxt::detail::checked_product(m_ctx.chunk_shape, "shard elements"),
@@ -283,6 +284,7 @@ mutable_byte_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode(m
     memory_reader src(byte_view(in.data(), in.size()), "(shard in memory)");
     detail::buffer_sink sink(out.data(), m_ctx.chunk_shape, m_ctx.element_size(), m_ctx.fill);
     scratch_space scratch;
+    scratch.arena = arena; // inner chunks of a variable-length type keep their values there
     read_context ctx;
     ctx.limits = m_ctx.limits;
     ctx.scratch = &scratch;
