@@ -429,7 +429,7 @@ TEST_SUITE("fixed strings")
             zx::array_error, "zarrxt.array.8", "",
             zx::create<float, 1>(
                 s, "n", zx::v2_options{.shape = {1}, .chunks = {1}, .string = zx::fixed_length_utf32(2)}));
-        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "",
+        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "n/.zarray",
                         zx::create<std::string, 1>(s, "n",
                                                    zx::v2_options{.shape = {1},
                                                                   .chunks = {1},

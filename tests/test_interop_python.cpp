@@ -13,6 +13,28 @@
 #include <chrono>
 #include <memory>
 
+// The records of the peer's "nested.F.zlib" array, and one zarrxt writes (test "records ...").
+struct py_inner
+{
+    float a;
+    std::int64_t b;
+};
+ZARRXT_RECORD(py_inner, a, b);
+struct py_nested
+{
+    py_inner p;
+    std::int8_t k;
+};
+ZARRXT_RECORD(py_nested, p, k);
+struct py_written
+{
+    std::int16_t id;
+    std::array<float, 2> pos;
+    py_inner inner;
+    std::chrono::duration<std::int64_t, std::milli> dt;
+};
+ZARRXT_RECORD(py_written, id, pos, inner, dt);
+
 namespace zi = zxtest::interop;
 using namespace std::string_literals;
 namespace zx = zarrxt;
@@ -771,6 +793,102 @@ TEST_SUITE("interop")
             CHECK(e["fill"].is_null());
             // zarr-python reads the unwritten chunk's elements as None (printed as the empty value).
             CHECK(e["values"] == zx::json({"fffe", "610062", "", "", ""}));
+        }
+    }
+
+    TEST_CASE("records (structured dtypes) both ways with zarr-python: mixed byte orders, subarrays, nested "
+              "records, times, base64 fill values; zarrxt hash follows the record rule")
+    {
+        ZX_REQUIRE_PYTHON_ZARR();
+        zxtest::temp_dir dir("zarrxt-py-records");
+        zx::filesystem_store store{dir.str()};
+        auto peer = [](const std::string& args) { return zx::json::parse(python_peer_output(args)); };
+        const std::string tool = zxtest::env("ZARRXT_TOOL");
+
+        // zarr-python writes; zarrxt opens each as the same fields and hashes the values as
+        // zarr-python's values hash.
+        const zx::json written = peer("write-records " + zxtest::quote(dir.str()));
+        REQUIRE(written.size() == 3);
+        for (const auto& e : written)
+        {
+            const std::string name = e["name"];
+            CAPTURE(name);
+            const auto a = zx::open_any(store, name);
+            REQUIRE(a.dtype() == zx::dtype_id::structured);
+            // The field list written back is the one zarr-python wrote (orders, subarrays, nesting).
+            const auto& m = a.metadata();
+            CHECK(zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill, zx::v2_layout_of(m))["dtype"] ==
+                  e["dtype"]);
+            if (!tool.empty())
+            {
+                CHECK(tool_hash(dir.path() / name) == e["hash"]);
+            }
+        }
+        // Value for value through a described struct: the nested records in F order.
+        {
+            const auto nested = zx::open<py_nested, 2>(store, "nested.F.zlib").read();
+            const zx::json& want = written[1]["values"];
+            REQUIRE(want.size() == nested.size());
+            std::size_t i = 0;
+            for (const auto& r : nested)
+            {
+                CAPTURE(i);
+                CHECK(r.p.a == want[i][0][0].get<float>());
+                CHECK(r.p.b == want[i][0][1].get<std::int64_t>());
+                CHECK(r.k == want[i][1].get<int>());
+                ++i;
+            }
+        }
+        // The base64 fill value zarr-python reads for the unwritten chunk, zarrxt reads too.
+        {
+            const auto gap = zx::open_any(store, "fill.gap");
+            std::vector<std::byte> raw(5 * 6);
+            gap.read_bytes({0}, {5}, raw.data());
+            std::int16_t x = 0;
+            float y = 0;
+            std::memcpy(&x, raw.data() + 4 * 6, 2);
+            std::memcpy(&y, raw.data() + 4 * 6 + 2, 4);
+            CHECK(x == written[2]["fill"][0].get<int>());
+            CHECK(y == written[2]["fill"][1].get<float>());
+        }
+
+        // zarrxt writes (big-endian, a subarray and a nested record, a timedelta, a fill value and
+        // an unwritten chunk, zstd); zarr-python reads.
+        auto w = zx::create<py_written, 1>(
+            store, "zarrxt",
+            zx::v2_options{.shape = {5},
+                           .chunks = {2},
+                           .compressor = zx::codec_spec("zstd", {{"level", 3}}),
+                           .fill_value = zx::scalar::from_json("//9AQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"),
+                           .big_endian = true});
+        const xt::xtensor<py_written, 1> values = {
+            py_written{1, {0.5f, -1.5f}, py_inner{2.25f, 1ll << 40}, std::chrono::milliseconds(1500)},
+            py_written{-2, {3.0f, 4.0f}, py_inner{-0.0f, -7}, std::chrono::milliseconds(-20)},
+            py_written{32767, {0.0f, 1e30f}, py_inner{1.0f, 0}, std::chrono::milliseconds(0)}};
+        w.write({{0}, {3}}, values);
+        const zx::json got = peer("dump-records " + zxtest::quote((dir.path() / "zarrxt").string()));
+        CHECK(got["dtype"] == zx::json::parse(R"([["id", ">i2"], ["pos", ">f4", [2]],
+            ["inner", [["a", ">f4"], ["b", ">i8"]]], ["dt", ">m8[ms]"]])"));
+        REQUIRE(got["values"].size() == 5);
+        for (std::size_t i = 0; i < 3; ++i)
+        {
+            CAPTURE(i);
+            const zx::json& v = got["values"][i];
+            CHECK(v[0] == values(i).id);
+            CHECK(v[1][0].get<float>() == values(i).pos[0]);
+            CHECK(v[1][1].get<float>() == values(i).pos[1]);
+            CHECK(v[2][0].get<float>() == values(i).inner.a);
+            CHECK(v[2][1] == values(i).inner.b);
+            CHECK(v[3] == values(i).dt.count());
+        }
+        // The fill value, base64 of the stored (big-endian) record: id -1 (ff ff), pos [3.0, 0]
+        // (40 40 00 00, 00 00 00 00), the rest zero.
+        CHECK(got["fill"] == zx::json::parse("[-1, [3.0, 0.0], [0.0, 0], 0]"));
+        CHECK(got["values"][4] == got["fill"]); // element 4: the chunk never written
+        CHECK(got["values"][3] == got["fill"]); // element 3: written as the fill by the partial chunk
+        if (!tool.empty())
+        {
+            CHECK(tool_hash(dir.path() / "zarrxt") == got["hash"]);
         }
     }
 

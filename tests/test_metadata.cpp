@@ -228,7 +228,11 @@ TEST_SUITE("metadata")
             const auto dtype = zx::dtype_from_v3_name(dname);
             if (!dtype || !std::filesystem::exists(e.path() / "fill_values.json"))
             {
-                continue; // struct, raw bits: not supported types
+                continue; // raw bits: not supported
+            }
+            if (*dtype == zx::dtype_id::structured)
+            {
+                continue; // its fill values need its fields: tests/test_record.cpp
             }
             const json cases = json::parse(zxtest::read_file(e.path() / "fill_values.json"));
             for (auto it = cases.begin(); it != cases.end(); ++it)
@@ -301,7 +305,8 @@ TEST_SUITE("metadata")
             {"v2/array/blosc_compressor_with_filters.json", "", {"numcodecs.delta", "bytes", "blosc"}},
             {"v2/array/empty_filters_list.json", "", {"bytes", "gzip"}},
             {"v2/array/simple_dtype_no_compressor.json", "", {"bytes"}},
-            {"v2/array/structured_dtype.json", "zarrxt.metadata.5", {}},
+            // [x <f4, y <f4, coords <i4 [3]]: a record with a subarray field (tests/test_record.cpp)
+            {"v2/array/structured_dtype.json", "", {"bytes"}},
             {"v3/array/blosc_codec.json", "", {"bytes", "blosc"}},
             {"v3/array/datatype_named_config.json", "", {"bytes"}}, // numpy.datetime64, unit ns
             {"v3/array/gzip_codec.json", "", {"bytes", "gzip"}},
@@ -450,7 +455,7 @@ TEST_SUITE("metadata")
             zx::parse_v3_array(doc4),
             "[zarrxt.metadata.5] data type \"r16\" is not supported by zarrxt (supported: bool, "
             "int8..int64, uint8..uint64, float16/32/64, complex64/128, numpy.datetime64, "
-            "numpy.timedelta64, null_terminated_bytes, fixed_length_utf32, string, bytes)",
+            "numpy.timedelta64, null_terminated_bytes, fixed_length_utf32, string, bytes, struct)",
             zx::metadata_error);
         json doc5 = v3_doc();
         doc5["chunk_key_encoding"] = {{"name", "v2"}};
@@ -726,6 +731,11 @@ TEST_SUITE("metadata")
                 CHECK(zx::v2_typestr(d.id, false) == "|O");
                 CHECK_FALSE(zx::dtype_from_v2_typestr("|O", big));
                 CHECK_FALSE(zx::dtype_from_v2_typestr("|O16", big));
+                continue;
+            }
+            // A record's v2 form is its field list (tests/test_record.cpp), not a type string.
+            if (d.id == zx::dtype_id::structured)
+            {
                 continue;
             }
             CHECK(zx::dtype_from_v2_typestr(zx::v2_typestr(d.id, false, {}, 8), big) == d.id);

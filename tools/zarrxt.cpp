@@ -524,6 +524,10 @@ std::string dtype_text(const zx::array_metadata& m)
     {
         return s + "[" + std::to_string(m.fixed_size) + " bytes]";
     }
+    if (m.dtype == zx::dtype_id::structured)
+    {
+        return s + " " + zx::describe_fields(m.fields);
+    }
     return zx::is_time(m.dtype) ? s + "[" + zx::to_string(m.unit) + "]" : s;
 }
 
@@ -563,7 +567,7 @@ std::string quoted(const std::string& v, bool text)
 }
 
 std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_unit& unit = {},
-                         std::size_t fixed_size = 0)
+                         std::size_t fixed_size = 0, const std::vector<zx::record_field>* fields = nullptr)
 {
     char buf[96];
     auto get = [&](auto v)
@@ -631,6 +635,26 @@ std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_uni
             std::memcpy(&e, p, sizeof e);
             return quoted(std::string(e.view()), id == zx::dtype_id::string);
         }
+        case zx::dtype_id::structured:
+        {
+            // {x: 1, y: 2.5, v: [3, 4]}: each field as its type prints, subarrays in brackets.
+            std::string out = "{";
+            for (std::size_t i = 0; fields != nullptr && i < fields->size(); ++i)
+            {
+                const auto& f = (*fields)[i];
+                out += (i ? ", " : "") + f.name + ": ";
+                const std::size_t one = f.type.size();
+                const std::uint64_t n = f.count();
+                std::string values;
+                for (std::uint64_t k = 0; k < n; ++k)
+                {
+                    values += (k ? ", " : "") + format_value(f.type.id, p + f.offset + k * one, f.type.unit,
+                                                            f.type.fixed_size, &f.type.fields);
+                }
+                out += f.shape.empty() ? values : "[" + values + "]";
+            }
+            return out + "}";
+        }
     }
     return "?";
 }
@@ -667,7 +691,9 @@ int cmd_info(const std::vector<std::string>& argv)
     std::cout << "node: array\nzarr_format: " << m.zarr_format << "\ndtype: " << dtype_text(m);
     if (m.zarr_format == 2)
     {
-        std::cout << " (" << m.document["dtype"].get<std::string>() << ")";
+        // The numpy type string, or a record's list of fields.
+        const zx::json& v2 = m.document["dtype"];
+        std::cout << " (" << (v2.is_string() ? v2.get<std::string>() : v2.dump()) << ")";
     }
     std::cout << "\nshape: " << join(m.shape) << "\n";
     if (const auto* sh = a.chain().any_sharding())
@@ -690,13 +716,13 @@ int cmd_info(const std::vector<std::string>& argv)
     }
     std::cout << "codecs: " << codecs.dump() << "\n";
     std::cout << "fill_value: "
-              << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format, m.fixed_size).dump();
+              << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format, m.fixed_size, &m.fields).dump();
     if (m.fill.is_null && m.attributes.contains("_FillValue") &&
-        zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size) !=
-            zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3, m.fixed_size))
+        zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size, &m.fields) !=
+            zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3, m.fixed_size, &m.fields))
     {
         std::cout << " (missing chunks read as "
-                  << zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size).dump()
+                  << zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size, &m.fields).dump()
                   << ", the _FillValue attribute)";
     }
     std::cout << "\n";
@@ -926,8 +952,20 @@ int cmd_hash(const std::vector<std::string>& argv)
                       }
                       if (zx::native_endian != zx::endian::little)
                       {
-                          zx::detail::byteswap_in_place(p, n * width,
-                                                        word); // the convention is little-endian
+                          // The convention is little-endian: a record's scalars field by field.
+                          if (a.dtype() == zx::dtype_id::structured)
+                          {
+                              std::vector<zx::swap_run> runs = zx::record_swap_runs(a.metadata().fields);
+                              for (auto& r : runs)
+                              {
+                                  r.order.reset();
+                              }
+                              zx::swap_records(p, n, width, runs, zx::endian::little);
+                          }
+                          else
+                          {
+                              zx::detail::byteswap_in_place(p, n * width, word);
+                          }
                       }
                       h.update(p, static_cast<std::size_t>(n * width));
                   });
@@ -987,7 +1025,9 @@ int cmd_cat(const std::vector<std::string>& argv)
     a.read_bytes(off, ext, b.data(), nullptr, &arena);
     if (shape.empty())
     {
-        std::cout << format_value(a.dtype(), b.data(), a.metadata().unit, a.metadata().fixed_size) << "\n";
+        std::cout << format_value(a.dtype(), b.data(), a.metadata().unit, a.metadata().fixed_size,
+                                  &a.metadata().fields)
+                  << "\n";
         return exit_ok;
     }
     const std::uint64_t row = ext.back();
@@ -1010,7 +1050,7 @@ int cmd_cat(const std::vector<std::string>& argv)
         {
             line += ' ';
             line += format_value(a.dtype(), b.data() + (r * row + c) * width, a.metadata().unit,
-                                 a.metadata().fixed_size);
+                                 a.metadata().fixed_size, &a.metadata().fields);
         }
         std::cout << line << "\n";
     }
@@ -1174,7 +1214,7 @@ int cmd_convert(const std::vector<std::string>& argv)
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
     // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
     const zx::json fill =
-        zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3, m.fixed_size);
+        zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3, m.fixed_size, &m.fields);
     store_t dst_store = output_store_for(dst_path);
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
     if (format == 3)
@@ -1205,6 +1245,7 @@ int cmd_convert(const std::vector<std::string>& argv)
             o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
                                                                                      : m.fixed_size};
         }
+        o.fields = m.fields;
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     else
@@ -1238,6 +1279,7 @@ int cmd_convert(const std::vector<std::string>& argv)
             o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
                                                                                      : m.fixed_size};
         }
+        o.fields = m.fields;
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     zx::any_array<store_t> dst(core);

@@ -14,6 +14,7 @@
 #include "detail/array_core.hpp"
 #include "detail/xtensor.hpp"
 #include "fixed_string.hpp"
+#include "record.hpp"
 #include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
 #include "region.hpp"
 #include "selection.hpp"
@@ -41,6 +42,10 @@ constexpr dtype_id nominal_dtype() noexcept
     {
         return dtype_id::fixed_utf32;
     }
+    else if constexpr (record_type<T>)
+    {
+        return dtype_id::structured;
+    }
     else
     {
         return dtype_of<T>();
@@ -51,11 +56,11 @@ constexpr dtype_id nominal_dtype() noexcept
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 class array
 {
-    static_assert(element_type<T> || std::is_same_v<T, std::string>,
+    static_assert(element_type<T> || std::is_same_v<T, std::string> || record_type<T>,
                   "zarrxt::array<T, N>: T must be a Zarr element type (bool, (u)int8..64, float16, "
                   "float, double, std::complex<float|double>, std::chrono::sys_time<D>, "
-                  "std::chrono::duration<std::int64_t, P>) or have a zarrxt::dtype_traits "
-                  "specialisation");
+                  "std::chrono::duration<std::int64_t, P>), std::string, a struct described by "
+                  "ZARRXT_RECORD, or have a zarrxt::dtype_traits specialisation");
     static_assert(N <= max_rank, "zarrxt::array<T, N>: N exceeds zarrxt::max_rank (32)");
     static_assert(!is_time(detail::nominal_dtype<T>()) || time_unit_for<T>().has_value(),
                   "zarrxt::array<T, N>: the period of this std::chrono type is no numpy time unit (a whole "
@@ -76,9 +81,13 @@ public:
     static constexpr std::size_t rank = N;
     /// std::string: fixed-width strings, |S n or <U n (the stored one is metadata().dtype).
     static constexpr bool is_string = std::is_same_v<T, std::string>;
+    /// A struct described as a record (record.hpp): the v2 structured / v3 struct types.
+    static constexpr bool is_record = record_type<T>;
     static constexpr dtype_id dtype = detail::nominal_dtype<T>();
     /// The element type as messages name it.
-    static constexpr std::string_view type_name = is_string ? std::string_view("std::string") : name(dtype);
+    static constexpr std::string_view type_name = is_string   ? std::string_view("std::string")
+                                                  : is_record ? std::string_view("a record struct")
+                                                              : name(dtype);
 
     /// Adopt an untyped core after checking its dtype and rank (used by open, create and visit).
     explicit array(std::shared_ptr<core_type> core, array_settings settings = {});
@@ -107,7 +116,13 @@ public:
     const chain_type& chain() const noexcept { return m_core->chain(); }
     T fill_value() const
     {
-        if constexpr (is_string)
+        if constexpr (is_record)
+        {
+            T v{};
+            unpack_record(m_core->metadata().fill.data(), v);
+            return v;
+        }
+        else if constexpr (is_string)
         {
             const array_metadata& m = m_core->metadata();
             if (is_vlen(m.dtype))
@@ -344,6 +359,10 @@ private:
     /// instantiated the body of a member constrained to std::string for every T).
     template <class S>
     void read_strings(const region_type& r, S* out, corruption_policy policy, problem_list* problems) const;
+    /// Record structs: read box r (C order) into out through a buffer of its packed records, each
+    /// unpacked member by member. A member template for the reason read_strings is.
+    template <class S>
+    void read_records(const region_type& r, S* out, corruption_policy policy, problem_list* problems) const;
 
     std::shared_ptr<core_type> m_core;
     array_settings m_settings;
@@ -392,7 +411,18 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     const std::string where = m_core->path().empty() ? std::string("/") : m_core->path();
     // A time array is also readable as its raw int64 counts (NaT is then zarrxt::nat).
     const bool raw_counts = dtype == dtype_id::int64 && is_time(m.dtype);
-    const bool matches = is_string ? is_string_like(m.dtype) : m.dtype == dtype || raw_counts;
+    bool matches = is_string ? is_string_like(m.dtype) : m.dtype == dtype || raw_counts;
+    if constexpr (is_record)
+    {
+        // The struct's fields, in order, with their types; the stored byte orders do not matter.
+        if (matches && !same_fields(m.fields, record_fields_of<T>()))
+        {
+            dtype_mismatch e("the array stores records " + describe_fields(m.fields) + " but the struct describes " +
+                             describe_fields(record_fields_of<T>()));
+            e.with_key(where);
+            throw e;
+        }
+    }
     if (!matches)
     {
         dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " but array<" +
@@ -455,6 +485,24 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         }
     }
     dtype_id stored = dtype;
+    if constexpr (is_record)
+    {
+        if (options.fields.empty())
+        {
+            Options described = options;
+            described.fields = record_fields_of<T>();
+            return create_with(store, path, described, std::move(exec), std::move(limits));
+        }
+        // Fields given as well must be the struct's: checked before anything is stored.
+        std::vector<record_field> given = options.fields;
+        layout_record(given);
+        if (!same_fields(given, record_fields_of<T>()))
+        {
+            throw array_error(array_errc::invalid_argument, "create: options.fields " + describe_fields(given) +
+                                                                " are not the struct's " +
+                                                                describe_fields(record_fields_of<T>()));
+        }
+    }
     if constexpr (is_string)
     {
         if (!options.string)
@@ -541,10 +589,32 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_raw(const re
     {
         read_strings(r, out, m_settings.on_corruption, nullptr);
     }
+    else if constexpr (is_record)
+    {
+        read_records(r, out, m_settings.on_corruption, nullptr);
+    }
     else
     {
         m_core->template read<N>(r, reinterpret_cast<std::byte*>(out), kernel::c_strides<N>(r.extent),
                                  m_settings.on_corruption);
+    }
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+template <class S>
+void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_records(const region_type& r, S* out,
+                                                                           corruption_policy policy,
+                                                                           problem_list* problems) const
+{
+    static_assert(record_type<S>, "read_records reads described structs");
+    const std::size_t width = m_core->metadata().element_size();
+    const std::uint64_t n = r.elements();
+    std::vector<std::byte> raw(
+        detail::to_size(detail::checked_mul(n, width, "record region bytes"), "record region bytes"));
+    m_core->template read<N>(r, raw.data(), kernel::c_strides<N>(r.extent), policy, problems);
+    for (std::uint64_t i = 0; i < n; ++i)
+    {
+        unpack_record(raw.data() + i * width, out[i]);
     }
 }
 
@@ -618,6 +688,10 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_checked(cons
     {
         read_strings(r, result.data.data(), corruption_policy::collect, &problems);
     }
+    else if constexpr (is_record)
+    {
+        read_records(r, result.data.data(), corruption_policy::collect, &problems);
+    }
     else
     {
         m_core->template read<N>(r, reinterpret_cast<std::byte*>(result.data.data()),
@@ -635,7 +709,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_into(const r
     check_read(r);
     check_shape(r, dest.shape());
     if constexpr (detail::strided_destination<D> && std::is_same_v<std::decay_t<decltype(*dest.data())>, T> &&
-                  !is_string)
+                  !is_string && !is_record)
     {
         auto strides = detail::to_strides<N>(dest.strides());
         m_core->template read<N>(r, reinterpret_cast<std::byte*>(dest.data() + dest.data_offset()), strides,
@@ -656,7 +730,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write(
     const E& expr = e.derived_cast();
     check_shape(r, expr.shape());
     using V = std::decay_t<typename E::value_type>;
-    if constexpr (detail::strided_destination<const E> && std::is_same_v<V, T> && !is_string)
+    if constexpr (detail::strided_destination<const E> && std::is_same_v<V, T> && !is_string && !is_record)
     {
         // A container or strided view: write from its memory without a copy.
         auto strides = detail::to_strides<N>(expr.strides());
@@ -976,7 +1050,24 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::write_masked(
     const region_type& r, const T* data, const std::uint8_t* mask) requires array_writable_store<Store>
 {
     check_write(r);
-    if constexpr (is_string)
+    if constexpr (is_record)
+    {
+        // Packed first (the struct's padding is not part of a record).
+        const std::size_t width = m_core->metadata().element_size();
+        const std::uint64_t n = r.elements();
+        std::vector<std::byte> raw(
+            detail::to_size(detail::checked_mul(n, width, "record region bytes"), "record region bytes"));
+        for (std::uint64_t i = 0; i < n; ++i)
+        {
+            if (!mask || mask[i])
+            {
+                pack_record(data[i], raw.data() + i * width);
+            }
+        }
+        m_core->template write<N>(r, raw.data(), kernel::c_strides<N>(r.extent), m_settings.write_empty_chunks,
+                                  mask);
+    }
+    else if constexpr (is_string)
     {
         // Encoded first, all of them: a value that cannot be stored is refused before any chunk changes.
         const array_metadata& m = m_core->metadata();

@@ -48,6 +48,7 @@ enum class dtype_id : std::uint8_t
     fixed_utf32, ///< numpy <U n (v3 fixed_length_utf32): n UTF-32 code points, trailing NULs not part of it
     string,      ///< variable-length UTF-8 text (v3 string + vlen-utf8; v2 |O + the vlen-utf8 filter)
     vlen_bytes,  ///< variable-length bytes (v3 bytes + vlen-bytes; v2 |O + the vlen-bytes filter)
+    structured,  ///< records of named fields (v3 struct, v2 a list of fields; record.hpp)
 };
 
 /// Everything untyped code needs to know about a data type.
@@ -62,7 +63,7 @@ struct dtype_info
     std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
 };
 
-inline constexpr std::array<dtype_info, 20> dtype_table{{
+inline constexpr std::array<dtype_info, 21> dtype_table{{
     {dtype_id::bool_, "bool", 'b', 1, 1},
     {dtype_id::int8, "int8", 'i', 1, 1},
     {dtype_id::int16, "int16", 'i', 2, 2},
@@ -83,6 +84,7 @@ inline constexpr std::array<dtype_info, 20> dtype_table{{
     {dtype_id::fixed_utf32, "fixed_length_utf32", 'U', 0, 4},
     {dtype_id::string, "string", 'O', 16, 1},
     {dtype_id::vlen_bytes, "bytes", 'O', 16, 1},
+    {dtype_id::structured, "struct", 'V', 0, 1},
 }};
 
 constexpr const dtype_info& info(dtype_id id) noexcept
@@ -122,10 +124,11 @@ constexpr bool is_string_like(dtype_id id) noexcept
 /// The largest fixed-width string element, in bytes: numpy's (and the v3 extensions') limit.
 inline constexpr std::size_t max_fixed_string_bytes = 2147483644;
 
-/// Bytes per element of a dtype; `fixed_size` is the element size of a fixed-width string array.
+/// Bytes per element of a dtype; `fixed_size` is the element size of a fixed-width string or
+/// record array (their size is the array's, not the type's).
 constexpr std::size_t element_size_of(dtype_id id, std::size_t fixed_size) noexcept
 {
-    return is_fixed_string(id) ? fixed_size : info(id).size;
+    return is_fixed_string(id) || id == dtype_id::structured ? fixed_size : info(id).size;
 }
 
 /// The string type of a new array of std::string: numpy |S n or <U n, or one of the
@@ -175,6 +178,10 @@ inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
     if (n == "variable_length_bytes")
     {
         return dtype_id::vlen_bytes; // zarr-python 3's earlier name of "bytes"
+    }
+    if (n == "structured")
+    {
+        return dtype_id::structured; // zarr-python 3's earlier name of "struct"
     }
     for (const auto& d : dtype_table)
     {
@@ -266,7 +273,7 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     }
     for (const auto& d : dtype_table)
     {
-        if (d.v2_kind == kind && d.size == size && !is_vlen(d.id))
+        if (d.v2_kind == kind && d.size == size && !is_vlen(d.id) && d.id != dtype_id::structured)
         {
             // A multi-byte type must say its byte order; '|' is only valid for single bytes.
             if (size > 1 && s[0] == '|')
@@ -293,6 +300,9 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
         case dtype_id::string:
         case dtype_id::vlen_bytes:
             throw dtype_mismatch(std::string(name(id)) + " has no fixed-size element type (read it as std::string)");
+        case dtype_id::structured:
+            throw dtype_mismatch("a record array has no built-in element type (read it as a described struct, "
+                                 "or its packed records through any_array::read_bytes)");
         case dtype_id::bool_:
             return f(std::type_identity<bool>{});
         case dtype_id::int8:
@@ -334,7 +344,7 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
-    if (is_time(id) || is_string_like(id))
+    if (is_time(id) || is_string_like(id) || id == dtype_id::structured)
     {
         return false;
     }

@@ -12,6 +12,8 @@
  *  - variable-length strings (`string`, v2 |O + vlen-utf8): the text; in v2 a number is taken as
  *    its JSON text (zarr-python 2.13 turns the default fill 0 of `dtype=str` into "0");
  *    variable-length bytes (`bytes`): base64, or an array of byte values (zarr-python 3 reads both);
+ *  - records: v2 base64 of the record's stored bytes (or 0, all zeros); v3 an object of each field's
+ *    fill value (zarr-extensions struct), base64 also read;
  *  - v2 only: null, meaning "no fill value" (zarrxt reads zeros there, like zarrita.js).
  */
 #pragma once
@@ -22,6 +24,7 @@
 #include "dtype.hpp"
 #include "error.hpp"
 #include "fixed_string.hpp"
+#include "record.hpp"
 #include "vlen.hpp"
 
 #include <algorithm>
@@ -209,13 +212,17 @@ private:
 
 /// Parse the fill_value member for a dtype. `zarr_format` 2 allows null. `fixed_size` is the element
 /// size of a fixed-width string array (the fill is then its UTF-8 text for <U, base64 for |S).
-fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0);
+/// `fields` (records): the record's fields, laid out.
+fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0,
+                            const std::vector<record_field>* fields = nullptr);
 
 /// The canonical JSON form of a fill value (lossless: NaN payloads other than the default are hex).
-json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0);
+json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0,
+                        const std::vector<record_field>* fields = nullptr);
 
 /// The fill value of a new array from the scalar a user gave (empty: zero of the type).
-fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0);
+fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0,
+                         const std::vector<record_field>* fields = nullptr);
 
 /******************
  * implementation *
@@ -545,13 +552,109 @@ inline void parse_vlen_fill(const json& j, dtype_id dtype, int zarr_format, fill
 
 } // namespace detail
 
-inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size)
+namespace detail
+{
+
+/// A record's stored bytes (each field in its stated order, else little-endian, the order v2 and
+/// zarr-python's base64 fills use) from its native form, or back: the swap is its own inverse.
+inline void record_fill_order(std::byte* record, std::size_t size, const std::vector<record_field>& fields)
+{
+    swap_records(record, 1, size, record_swap_runs(fields), endian::little);
+}
+
+/// A record fill value: base64 of its stored bytes, 0 (v2: all zeros), or (v3) an object with
+/// every field's fill value.
+inline void parse_record_fill(const json& j, std::size_t size, const std::vector<record_field>& fields,
+                              int zarr_format, fill_value& f)
+{
+    f.wide.assign(size, std::byte{0});
+    if (j.is_string())
+    {
+        const auto raw = base64_decode(j.get<std::string>());
+        if (!raw || raw->size() != size)
+        {
+            bad_fill(j, dtype_id::structured,
+                     "expected base64 of " + std::to_string(size) + " bytes (one record)");
+        }
+        std::memcpy(f.wide.data(), raw->data(), size);
+        record_fill_order(f.wide.data(), size, fields);
+        return;
+    }
+    if (j.is_number_integer() && j.get<std::int64_t>() == 0 && zarr_format == 2)
+    {
+        return; // zarr-python 2's default: zero bytes
+    }
+    if (!j.is_object())
+    {
+        bad_fill(j, dtype_id::structured, "expected an object of field values or base64");
+    }
+    for (auto it = j.begin(); it != j.end(); ++it)
+    {
+        bool known = false;
+        for (const auto& fl : fields)
+        {
+            known = known || fl.name == it.key();
+        }
+        if (!known)
+        {
+            bad_fill(j, dtype_id::structured, "the record has no field \"" + it.key() + "\"");
+        }
+    }
+    for (const auto& fl : fields)
+    {
+        if (!j.contains(fl.name))
+        {
+            bad_fill(j, dtype_id::structured, "no value for field \"" + fl.name + "\"");
+        }
+        if (!fl.shape.empty())
+        {
+            bad_fill(j, dtype_id::structured, "field \"" + fl.name + "\" is a subarray (no v3 fill form)");
+        }
+        const fill_value v = parse_fill_value(j[fl.name], fl.type.id, 3, fl.type.fixed_size, &fl.type.fields);
+        std::memcpy(f.wide.data() + fl.offset, v.data(), fl.size);
+    }
+}
+
+/// The JSON of a record fill value: v2 base64 of the stored bytes, v3 the object of field values.
+inline json record_fill_to_json(const fill_value& f, std::size_t size, const std::vector<record_field>& fields,
+                                int zarr_format)
+{
+    std::vector<std::byte> record(size);
+    if (size != 0 && !f.wide.empty())
+    {
+        std::memcpy(record.data(), f.wide.data(), std::min(size, f.wide.size()));
+    }
+    if (zarr_format == 2)
+    {
+        record_fill_order(record.data(), size, fields);
+        return base64_encode(std::string_view(reinterpret_cast<const char*>(record.data()), size));
+    }
+    json out = json::object();
+    for (const auto& fl : fields)
+    {
+        fill_value v;
+        v.wide.assign(record.data() + fl.offset, record.data() + fl.offset + fl.size);
+        std::memcpy(v.bytes.data(), v.wide.data(), std::min<std::size_t>(16, fl.size));
+        if (is_vlen(fl.type.id) || !fl.shape.empty())
+        {
+            throw metadata_error(metadata_errc::unsupported_feature,
+                                 "record field \"" + fl.name + "\" has no v3 fill value form");
+        }
+        out[fl.name] = fill_value_to_json(v, fl.type.id, 3, fl.type.fixed_size, &fl.type.fields);
+    }
+    return out;
+}
+
+} // namespace detail
+
+inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size,
+                                   const std::vector<record_field>* fields)
 {
     fill_value f;
     std::byte* out = f.bytes.data();
-    if (is_fixed_string(dtype))
+    if (is_fixed_string(dtype) || dtype == dtype_id::structured)
     {
-        f.wide.assign(fixed_size, std::byte{0}); // a null fill reads as the empty string
+        f.wide.assign(fixed_size, std::byte{0}); // a null fill reads as the empty string, a zero record
     }
     if (j.is_null())
     {
@@ -571,6 +674,13 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
         case dtype_id::string:
         case dtype_id::vlen_bytes:
             detail::parse_vlen_fill(j, dtype, zarr_format, f);
+            break;
+        case dtype_id::structured:
+            if (fields == nullptr || fields->empty())
+            {
+                detail::bad_fill(j, dtype, "a record fill value needs the record's fields");
+            }
+            detail::parse_record_fill(j, fixed_size, *fields, zarr_format, f);
             break;
         case dtype_id::bool_:
         {
@@ -655,7 +765,8 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
     return f;
 }
 
-inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size)
+inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size,
+                               const std::vector<record_field>* fields)
 {
     if (f.is_null && zarr_format == 2)
     {
@@ -675,6 +786,9 @@ inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_for
             std::string value = decode_fixed_string(dtype, element.data(), fixed_size);
             return dtype == dtype_id::fixed_bytes ? detail::base64_encode(value) : value;
         }
+        case dtype_id::structured:
+            return detail::record_fill_to_json(f, fixed_size, fields ? *fields : std::vector<record_field>{},
+                                               zarr_format);
         case dtype_id::string:
         case dtype_id::vlen_bytes:
         {
@@ -758,12 +872,23 @@ inline json scalar::to_json() const
     return nullptr;
 }
 
-inline fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size)
+inline fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size,
+                                const std::vector<record_field>* fields)
 {
     if (s.empty())
     {
+        if (dtype == dtype_id::structured)
+        {
+            fill_value f; // a zero record
+            f.wide.assign(fixed_size, std::byte{0});
+            return f;
+        }
         return is_string_like(dtype) ? parse_fill_value(json(""), dtype, zarr_format, fixed_size)
                                      : fill_value{};
+    }
+    if (dtype == dtype_id::structured)
+    {
+        return parse_fill_value(s.to_json(), dtype, zarr_format, fixed_size, fields);
     }
     if (s.which() == scalar::kind::string && (dtype == dtype_id::fixed_bytes || dtype == dtype_id::vlen_bytes))
     {

@@ -43,6 +43,9 @@ struct v3_options
     /// Fixed-width strings only (element type std::string): zarrxt::fixed_length_utf32(n) or
     /// zarrxt::null_terminated_bytes(n).
     std::optional<zarrxt::string_type> string{};
+    /// Records only: the fields (set from the struct by array<S>::create; needed where the data
+    /// type is given at run time). Offsets are computed; byte orders are the array's.
+    std::vector<record_field> fields{};
 };
 
 struct v2_options
@@ -62,6 +65,7 @@ struct v2_options
     bool write_empty_chunks = false;
     std::optional<zarrxt::time_unit> unit{}; ///< datetime64 / timedelta64 only, as in v3_options
     std::optional<zarrxt::string_type> string{}; ///< fixed-width strings only, as in v3_options (<U n, |S n)
+    std::vector<record_field> fields{};          ///< records only, as in v3_options
 };
 
 /// The settings of one array handle: what reads do with chunks they cannot decode, and whether

@@ -14,6 +14,27 @@
 #include <map>
 #include <memory>
 
+// Records for the record seeds: a subarray and a time (v2), a nested record (v3).
+struct seed_inner
+{
+    float a;
+    std::int64_t b;
+};
+ZARRXT_RECORD(seed_inner, a, b);
+struct seed_v2_record
+{
+    std::int32_t x;
+    std::array<std::uint16_t, 2> v;
+    std::chrono::sys_time<std::chrono::seconds> t;
+};
+ZARRXT_RECORD(seed_v2_record, x, v, t);
+struct seed_v3_record
+{
+    seed_inner p;
+    std::int8_t k;
+};
+ZARRXT_RECORD(seed_v3_record, p, k);
+
 namespace
 {
 
@@ -462,6 +483,29 @@ std::vector<array_seed> array_seeds()
             o.string = zx::variable_length_bytes();
             zx::create<std::string, 1>(s, p, o).write(
                 {{0}, {5}}, xt::xtensor<std::string, 1>{"\xff", "", "ab", std::string(3, '\0'), "z"});
+        });
+    // Records: v2 big-endian with a subarray, a time field and a base64 fill; v3 nested, sharded.
+    add("v2_records", false,
+        [=](auto& s, auto& p)
+        {
+            auto o = v2({5}, {2}, codec_spec("zlib", {{"level", 1}}));
+            o.big_endian = true;
+            o.fill_value = zx::scalar::from_json("AAAAB///AAEAAAAAAAAAAA==");
+            zx::create<seed_v2_record, 1>(s, p, o).write(
+                {{0}, {3}}, xt::xtensor<seed_v2_record, 1>{seed_v2_record{1, {2, 3}, {}}, seed_v2_record{-1, {0, 65535}, {}},
+                                                          seed_v2_record{7, {8, 9}, {}}});
+        });
+    add("v3_records_sharded", false,
+        [=](auto& s, auto& p)
+        {
+            zx::create<seed_v3_record, 2>(
+                s, p,
+                zx::v3_options{.shape = {4, 3},
+                               .chunk_shape = {4, 2},
+                               .codecs = {zx::sharded({2, 1}, {codec_spec("bytes", {{"endian", "big"}}), codec_spec("gzip")})},
+                               .fill_value = zx::scalar::from_json(json::parse(R"({"p": {"a": 0.5, "b": -1}, "k": 9})"))})
+                .write({{1, 0}, {1, 2}}, xt::xtensor<seed_v3_record, 2>{{seed_v3_record{{1.5f, 1ll << 40}, -3},
+                                                                        seed_v3_record{{-2.0f, 7}, 4}}});
         });
     add("v2_rank0", false,
         [=](auto& s, auto& p) { write_array<std::int32_t, 0>(s, p, v2({}, {}, std::nullopt), {}); });

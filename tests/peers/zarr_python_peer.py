@@ -26,6 +26,9 @@ numcodecs 0.11:
     zarr_python_peer.py dump-strings PATH   print one fixed-width or |O string array as strings_of does
     zarr_python_peer.py write-vlen DIR     write |O arrays (vlen-utf8, vlen-bytes) into DIR and print
                                             each one's description as JSON (see strings_of)
+    zarr_python_peer.py write-records DIR  write structured arrays into DIR and print each one's
+                                            description as JSON (see records_of)
+    zarr_python_peer.py dump-records PATH  print one structured array as records_of does
     zarr_python_peer.py selftest     print formula values, for comparing implementations by eye
 
 Both directions share one manifest format, DIR/manifest.json:
@@ -733,6 +736,78 @@ def write_strings(out_dir):
     return 0
 
 
+def record_json(v):
+    """A record's value as JSON: fields in order as a list, bytes as hex, datetimes and timedeltas as
+    their int64 counts, subarrays as lists, nested records as lists."""
+    if isinstance(v, np.void) and v.dtype.names:
+        return [record_json(v[n]) for n in v.dtype.names]
+    if isinstance(v, np.ndarray):
+        return [record_json(x) for x in v]
+    if isinstance(v, (bytes, np.bytes_)):
+        return bytes(v).hex()
+    if isinstance(v, (np.datetime64, np.timedelta64)):
+        return int(v.astype(np.int64))
+    if isinstance(v, (np.floating, float)):
+        return float(v)
+    return int(v)
+
+
+def records_of(z):
+    """dtype, fill value and values of a structured array, and the digest `zarrxt hash` defines for
+    records: SHA-256 of the records with every field little-endian, packed in field order, C order,
+    first 16 bytes as hex."""
+    a = z[...]
+    le = a.dtype.newbyteorder("<")
+    flat = a.ravel()
+    fill = z.fill_value
+    return {"dtype": json.loads(json.dumps(z.dtype.descr)), "shape": list(a.shape),
+            "values": [record_json(flat[i]) for i in range(flat.size)],
+            "fill": None if fill is None else record_json(fill),
+            "hash": hashlib.sha256(np.ascontiguousarray(a.astype(le)).tobytes()).hexdigest()[:16]}
+
+
+RECORD_ARRAYS = [
+    # name, dtype, shape, chunks, order, compressor, base64 fill (patched into .zarray: zarr-python
+    # 2.13 cannot create a record array with a fill value, but reads one), values; "gap" arrays
+    # leave their last chunk along axis 0 unwritten, so they need the fill.
+    ("mixed", [("x", "<i4"), ("y", ">f8"), ("s", "|S3"), ("v", "<u2", (2,)), ("t", "<M8[s]")], [4], [3], "C",
+     None, None,
+     [(1, 2.5, b"ab", (3, 4), 1577836800), (-2, -0.0, b"xyz", (0, 65535), -1),
+      (2 ** 31 - 1, 1e300, b"", (7, 8), 0), (0, 0.125, b"\x00\x01", (1, 1), 86400)]),
+    ("nested.F.zlib", [("p", [("a", "<f4"), ("b", ">i8")]), ("k", "|i1")], [3, 2], [2, 1], "F", "zlib", None,
+     [((1.5, 7), 3), ((-2.0, 2 ** 40), -3), ((0.25, -1), 0), ((3.0, 5), 1), ((4.0, 6), 2), ((5.5, -7), 127)]),
+    ("fill.gap", [("x", ">i2"), ("y", "<f4")], [5], [2], "C", None, ("x", ">i2", 7, "y", "<f4", 1.5),
+     [(1, 0.5), (2, 1.0), (3, 1.5), (4, 2.0), (5, 2.5)]),
+]
+
+
+def write_records(out_dir):
+    import base64
+    result = []
+    for name, descr, shape, chunks, order, compressor, fill, values in RECORD_ARRAYS:
+        dt = np.dtype(descr)
+        data = np.array(values, dtype=dt).reshape(shape)
+        path = os.path.join(out_dir, name)
+        z = zarr.open_array(path, mode="w", shape=shape, chunks=chunks, dtype=dt, order=order,
+                            fill_value=None, **compressor_kwargs(compressor))
+        if name.endswith(".gap"):
+            last = (shape[0] - 1) // chunks[0] * chunks[0]
+            z[0:last] = data[0:last]
+        else:
+            z[...] = data
+        if fill is not None:
+            meta_path = os.path.join(path, ".zarray")
+            meta = json.load(open(meta_path))
+            value = np.array([(fill[2], fill[5])], dtype=dt)
+            meta["fill_value"] = base64.standard_b64encode(value.tobytes()).decode()
+            json.dump(meta, open(meta_path, "w"))
+        d = records_of(zarr.open_array(path, mode="r"))
+        d["name"] = name
+        result.append(d)
+    print(json.dumps(result))
+    return 0
+
+
 TIME_ARRAYS = [
     # name, dtype, shape, chunks, fill, order, counts (None: NaT); the last chunk of "ns.nat" is
     # left unwritten so that it reads as the fill value.
@@ -810,6 +885,11 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[1] == "write-strings":
         return write_strings(argv[2])
+    if len(argv) == 3 and argv[1] == "write-records":
+        return write_records(argv[2])
+    if len(argv) == 3 and argv[1] == "dump-records":
+        print(json.dumps(records_of(zarr.open_array(argv[2], mode="r"))))
+        return 0
     if len(argv) == 3 and argv[1] == "write-vlen":
         return write_vlen(argv[2])
     if len(argv) == 3 and argv[1] == "dump-strings":

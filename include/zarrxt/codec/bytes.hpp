@@ -41,10 +41,19 @@ public:
     std::optional<std::size_t> fixed_encoded_size() const { return m_chunk_bytes; }
     /// The stored bytes are the elements in C order, byte-swapped in words of this size (1: not
     /// swapped): any byte range of a chunk decodes on its own (partial reads, codec/partial_decode.hpp).
-    std::optional<std::size_t> raw_swap_word() const noexcept { return needs_swap() ? m_word : 1; }
+    std::optional<std::size_t> raw_swap_word() const noexcept
+    {
+        if (m_record_swaps)
+        {
+            return std::nullopt; // swapped per field: a byte range is not a run of equal words
+        }
+        return needs_swap() ? m_word : 1;
+    }
 
     /// Bound state (set by from_json): element width and bytes of one decoded chunk.
     std::size_t m_word = 1;
+    std::vector<swap_run> m_runs; ///< records: their multi-byte scalars, swapped field by field
+    bool m_record_swaps = false;  ///< records: some of them are stored in the other byte order
     std::size_t m_element_size = 0; // 0: not bound to a dtype yet (a value given to create())
     std::size_t m_chunk_bytes = 0;
 
@@ -85,6 +94,16 @@ bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
         }
         b.order = *it == "big" ? endian::big : endian::little;
     }
+    if (ctx.dtype == dtype_id::structured)
+    {
+        // A record's scalars are swapped one by one: in the order their field states (v2), else in
+        // the codec's.
+        b.m_runs = ctx.record_runs;
+        for (const auto& r : b.m_runs)
+        {
+            b.m_record_swaps = b.m_record_swaps || r.order.value_or(b.order) != native_endian;
+        }
+    }
     // A missing "endian" on a multi-byte type is tolerated as little-endian (docs/compat.md).
     if constexpr (Mode != endian_mode::any)
     {
@@ -99,7 +118,7 @@ bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
 template <endian_mode Mode>
 json bytes<Mode>::to_json() const
 {
-    if (m_element_size != 0 && m_word == 1)
+    if (m_element_size != 0 && m_word == 1 && m_runs.empty())
     {
         return json::object(); // byte order is meaningless for one-byte words (uint8, |S n)
     }
@@ -119,13 +138,17 @@ mutable_byte_view bytes<Mode>::decode(mutable_byte_view in, buffer&) const
     {
         zarrxt::detail::byteswap_in_place(in.data(), in.size(), m_word);
     }
+    else if (m_record_swaps)
+    {
+        swap_records(in.data(), in.size() / m_element_size, m_element_size, m_runs, order);
+    }
     return in;
 }
 
 template <endian_mode Mode>
 byte_view bytes<Mode>::encode(byte_view in, buffer& scratch) const
 {
-    if (!needs_swap())
+    if (!needs_swap() && !m_record_swaps)
     {
         return in;
     }
@@ -135,7 +158,14 @@ byte_view bytes<Mode>::encode(byte_view in, buffer& scratch) const
         return scratch.view(); // memcpy must not see the null data() of an empty buffer
     }
     std::memcpy(scratch.data(), in.data(), in.size());
-    zarrxt::detail::byteswap_in_place(scratch.data(), in.size(), m_word);
+    if (m_record_swaps)
+    {
+        swap_records(scratch.data(), in.size() / m_element_size, m_element_size, m_runs, order);
+    }
+    else
+    {
+        zarrxt::detail::byteswap_in_place(scratch.data(), in.size(), m_word);
+    }
     return scratch.view();
 }
 

@@ -19,6 +19,7 @@
 #include "../dtype.hpp"
 #include "../fill_value.hpp"
 #include "../limits.hpp"
+#include "../record.hpp"
 
 #include <algorithm>
 #include <concepts>
@@ -50,7 +51,8 @@ struct bytes_to_bytes_tag
 struct codec_context
 {
     dtype_id dtype = dtype_id::uint8;
-    std::size_t fixed_size = 0; ///< fixed-width strings: bytes per element (other types: unused)
+    std::size_t fixed_size = 0; ///< fixed-width strings and records: bytes per element (other types: unused)
+    std::vector<swap_run> record_runs; ///< records: the multi-byte scalars in one (record.hpp)
     dims chunk_shape; ///< shape of the array the codec receives (after a2a codecs)
     fill_value fill;
     limit_values limits = limit_values::from(default_limits{}); ///< caps for decodes the codec runs itself

@@ -16,6 +16,7 @@
 #include "../detail/small_vector.hpp"
 #include "../dtype.hpp"
 #include "../fill_value.hpp"
+#include "../record.hpp"
 #include "chunk_key.hpp"
 #include "document.hpp"
 
@@ -40,8 +41,11 @@ struct array_metadata
     std::vector<std::uint64_t> chunk_shape;
     dtype_id dtype = dtype_id::uint8;
     time_unit unit{}; ///< datetime64 / timedelta64 only: the unit of the stored counts
-    /// Fixed-width strings only: bytes per element (|S7: 7, <U13: 52); the other types' size is the type's.
+    /// Fixed-width strings and records: bytes per element (|S7: 7, <U13: 52, a record: the sum of its
+    /// fields); the other types' size is the type's.
     std::size_t fixed_size = 0;
+    /// Records only: the fields, laid out (record.hpp).
+    std::vector<record_field> fields;
     fill_value fill;
     chunk_key_encoding key_encoding;
     std::vector<codec_spec> codecs;
@@ -52,6 +56,8 @@ struct array_metadata
     json document;
 
     std::size_t rank() const noexcept { return shape.size(); }
+    /// The data type as one value (record.hpp): kind, time unit, element size, fields.
+    data_type type() const { return data_type{dtype, unit, fixed_size, fields}; }
     std::size_t element_size() const noexcept { return element_size_of(dtype, fixed_size); }
 
     /// Elements in one (full, untrimmed) chunk.

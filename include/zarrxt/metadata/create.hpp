@@ -124,6 +124,36 @@ inline std::size_t fixed_size_of_new_array(dtype_id dtype, const std::optional<s
     return string->element_size();
 }
 
+/// The fields of a new record array, laid out, each in the array's byte order; none for the other
+/// types.
+inline std::vector<record_field> fields_of_new_array(dtype_id dtype, std::vector<record_field> fields)
+{
+    if (dtype != dtype_id::structured)
+    {
+        if (!fields.empty())
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "record fields were given for a " + std::string(name(dtype)) + " array");
+        }
+        return fields;
+    }
+    if (fields.empty())
+    {
+        throw array_error(array_errc::invalid_argument, "a record array needs its fields (options.fields)");
+    }
+    auto forget_orders = [](auto& self, std::vector<record_field>& fs) -> void
+    {
+        for (auto& f : fs)
+        {
+            f.order.reset();
+            self(self, f.type.fields);
+        }
+    };
+    forget_orders(forget_orders, fields);
+    layout_record(fields);
+    return fields;
+}
+
 /// The codecs of a new array of a variable-length type: its values have no `bytes` form, so a
 /// `bytes` codec (as in the default chain, or in a shard's inner chain) becomes the type's vlen
 /// codec (`vlen-utf8` for string, `vlen-bytes` for bytes), as zarr-python 3 chooses for them.
@@ -165,11 +195,16 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.dtype = dtype;
     m.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     m.fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
+    m.fields = detail::with_key_context(document_key, [&] { return detail::fields_of_new_array(dtype, o.fields); });
+    if (dtype == dtype_id::structured)
+    {
+        m.fixed_size = m.fields.back().offset + m.fields.back().size;
+    }
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
-    m.fill = detail::with_key_context(document_key,
-                                      [&] { return fill_value_of(o.fill_value, dtype, 3, m.fixed_size); });
+    m.fill = detail::with_key_context(
+        document_key, [&] { return fill_value_of(o.fill_value, dtype, 3, m.fixed_size, &m.fields); });
     m.codecs = is_vlen(dtype) ? detail::vlen_codecs(o.codecs, dtype) : o.codecs;
     m.dimension_names = o.dimension_names;
     m.attributes = o.attributes;
@@ -191,8 +226,29 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     {
         throw array_error(array_errc::invalid_argument, "v2 order must be 'C' or 'F'");
     }
-    const std::size_t fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
-    fill_value f = fill_value_of(o.fill_value, dtype, 2, fixed_size);
+    std::size_t fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
+    std::vector<record_field> fields =
+        detail::with_key_context(document_key, [&] { return detail::fields_of_new_array(dtype, o.fields); });
+    if (dtype == dtype_id::structured)
+    {
+        fixed_size = fields.back().offset + fields.back().size;
+        // v2 states every field's byte order in its type string: the array's. A base64 fill value
+        // is read in that order too, as zarr-python reads it.
+        auto state_orders = [&](auto& self, std::vector<record_field>& fs) -> void
+        {
+            for (auto& fl : fs)
+            {
+                if (info(fl.type.id).word > 1)
+                {
+                    fl.order = o.big_endian ? endian::big : endian::little;
+                }
+                self(self, fl.type.fields);
+            }
+        };
+        state_orders(state_orders, fields);
+    }
+    fill_value f = detail::with_key_context(document_key,
+                                            [&] { return fill_value_of(o.fill_value, dtype, 2, fixed_size, &fields); });
     f.is_null = o.null_fill_value;
     array_metadata probe;
     probe.shape = o.shape;
@@ -215,6 +271,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.filters = o.filters;
     layout.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     layout.fixed_size = fixed_size;
+    layout.fields = fields;
     if (is_vlen(dtype))
     {
         layout.object_codec = dtype == dtype_id::string ? "vlen-utf8" : "vlen-bytes";

@@ -60,6 +60,8 @@ struct v2_layout
     std::size_t fixed_size = 0;      ///< fixed-width strings: bytes per element (<U13: 52)
     /// |O arrays: the object codec ("vlen-utf8", "vlen-bytes"), written as the first filter.
     std::string object_codec{};
+    /// Records: the fields (a field without a stated order is written in `big_endian`'s).
+    std::vector<record_field> fields{};
 };
 
 /// A new .zarray document.
@@ -314,6 +316,86 @@ inline json raise_to_v2_filter(const codec_spec& s)
 
 } // namespace detail
 
+namespace detail
+{
+
+// numpy's structured dtype: [[name, type, shape?], ...] where type is a type string or, for a
+// nested record, such a list again, and shape (optional) makes the field a subarray.
+ZARRXT_DECL std::vector<record_field> parse_v2_fields(const json& list)
+{
+    std::vector<record_field> fields;
+    for (const json& f : list)
+    {
+        if (!f.is_array() || f.size() < 2 || f.size() > 3 || !f[0].is_string())
+        {
+            throw_member(metadata_errc::wrong_type, "dtype",
+                         "a record field is [name, type] or [name, type, shape], got " + f.dump());
+        }
+        record_field r;
+        r.name = f[0].get<std::string>();
+        const json& t = f[1];
+        if (t.is_array())
+        {
+            r.type.id = dtype_id::structured;
+            r.type.fields = parse_v2_fields(t);
+        }
+        else if (t.is_string())
+        {
+            const std::string& ts = t.get<std::string>();
+            bool big = false;
+            const auto id = dtype_from_v2_typestr(ts, big, &r.type.unit, &r.type.fixed_size);
+            if (!id)
+            {
+                throw metadata_error(metadata_errc::unsupported_dtype, "record field \"" + r.name + "\" has the data type \"" +
+                                                                          ts + "\", which zarrxt does not support in a record");
+            }
+            r.type.id = *id;
+            if (info(*id).word > 1)
+            {
+                r.order = ts[0] == '>' ? endian::big : ts[0] == '<' ? endian::little : native_endian;
+            }
+        }
+        else
+        {
+            throw_member(metadata_errc::wrong_type, "dtype", "record field \"" + r.name + "\" has the type " + t.dump());
+        }
+        if (f.size() == 3)
+        {
+            r.shape = as_extents(f[2], "dtype");
+        }
+        fields.push_back(std::move(r));
+    }
+    layout_record(fields);
+    return fields;
+}
+
+/// The v2 dtype list of fields: each type string in its field's stated order, else in `big`'s.
+ZARRXT_DECL json v2_fields_json(const std::vector<record_field>& fields, bool big)
+{
+    json out = json::array();
+    for (const auto& f : fields)
+    {
+        json entry = json::array({f.name});
+        if (f.type.id == dtype_id::structured)
+        {
+            entry.push_back(v2_fields_json(f.type.fields, big));
+        }
+        else
+        {
+            const bool field_big = f.order ? *f.order == endian::big : big;
+            entry.push_back(v2_typestr(f.type.id, field_big, f.type.unit, f.type.fixed_size));
+        }
+        if (!f.shape.empty())
+        {
+            entry.push_back(f.shape);
+        }
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+} // namespace detail
+
 ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
 {
     if (!doc.is_object())
@@ -332,16 +414,23 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     m.chunk_shape = detail::as_extents(detail::require_member(doc, "chunks"), "chunks");
 
     const json& dt = detail::require_member(doc, "dtype");
-    if (!dt.is_string())
+    if (!dt.is_string() && !dt.is_array())
     {
         throw metadata_error(metadata_errc::unsupported_dtype,
-                             "structured data type " + dt.dump() + " is not supported by zarrxt");
+                             "data type " + dt.dump() + " is not supported by zarrxt");
     }
     bool big_endian = false;
     // An object array's values are what its object codec, the first filter, makes of them.
     std::string object_codec;
     std::optional<dtype_id> id;
-    if (dt.get<std::string>() == "|O")
+    if (dt.is_array())
+    {
+        // A record: its fields state their own byte orders.
+        m.fields = detail::parse_v2_fields(dt);
+        m.fixed_size = m.fields.back().offset + m.fields.back().size;
+        id = dtype_id::structured;
+    }
+    else if (dt.get<std::string>() == "|O")
     {
         const auto f = doc.find("filters");
         const json* first = f != doc.end() && f->is_array() && !f->empty() ? &(*f)[0] : nullptr;
@@ -395,7 +484,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     }
     m.key_encoding = {chunk_key_encoding::kind::v2, sep};
 
-    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2, m.fixed_size);
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2, m.fixed_size, &m.fields);
 
     // Filters: array-valued ones (they see the chunk's values) become array->array codecs, byte-valued
     // ones bytes->bytes codecs; v2 applies them in list order, so an array filter after a byte filter
@@ -508,7 +597,7 @@ ZARRXT_DECL void adopt_v2_fill_value_attribute(array_metadata& m)
     }
     try
     {
-        m.fill = parse_fill_value(*it, m.dtype, 2, m.fixed_size);
+        m.fill = parse_fill_value(*it, m.dtype, 2, m.fixed_size, &m.fields);
     }
     catch (const metadata_error&)
     {
@@ -560,8 +649,9 @@ ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
     json doc = json::object();
     doc["chunks"] = chunks;
     doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
-    doc["dtype"] = v2_typestr(dtype, layout.big_endian, layout.unit, layout.fixed_size);
-    doc["fill_value"] = fill_value_to_json(fill, dtype, 2, layout.fixed_size);
+    doc["dtype"] = dtype == dtype_id::structured ? detail::v2_fields_json(layout.fields, layout.big_endian)
+                                                 : json(v2_typestr(dtype, layout.big_endian, layout.unit, layout.fixed_size));
+    doc["fill_value"] = fill_value_to_json(fill, dtype, 2, layout.fixed_size, &layout.fields);
     if (layout.filters.empty() && layout.object_codec.empty())
     {
         doc["filters"] = nullptr;
@@ -600,6 +690,7 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     layout.dimension_separator = m.key_encoding.separator;
     layout.unit = m.unit;
     layout.fixed_size = m.fixed_size;
+    layout.fields = m.fields;
     if (m.key_encoding.encoding != chunk_key_encoding::kind::v2)
     {
         return refuse("chunk keys use the v3 \"default\" encoding");

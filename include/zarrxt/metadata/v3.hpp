@@ -129,6 +129,142 @@ ZARRXT_DECL std::size_t parse_v3_fixed_size(const json& dt, dtype_id id)
     return static_cast<std::size_t>(n);
 }
 
+/// A data_type member (the array's, or a record field's): a name, or {name, configuration} for
+/// the types that need one (times, fixed-width strings, records).
+ZARRXT_DECL data_type parse_v3_data_type(const json& dt);
+
+// The zarr-extensions struct (and zarr-python 3's earlier "structured"): {"fields": [{"name",
+// "data_type"}, ...]}, fields also as [name, data_type] pairs.
+ZARRXT_DECL std::vector<record_field> parse_v3_fields(const json& dt)
+{
+    if (!dt.is_object() || !dt.contains("configuration") || !dt["configuration"].is_object())
+    {
+        throw_member(metadata_errc::missing_member, "data_type.configuration", "struct needs {\"fields\": [...]}");
+    }
+    const json& cfg = dt["configuration"];
+    for (auto it = cfg.begin(); it != cfg.end(); ++it)
+    {
+        if (it.key() != "fields")
+        {
+            throw_member(metadata_errc::unknown_extension, "data_type.configuration." + it.key(),
+                         "is not a member zarrxt knows");
+        }
+    }
+    const json& list = as_array(require_member(cfg, "fields"), "data_type.configuration.fields");
+    std::vector<record_field> fields;
+    for (const json& f : list)
+    {
+        record_field r;
+        const json* type = nullptr;
+        if (f.is_object())
+        {
+            for (auto it = f.begin(); it != f.end(); ++it)
+            {
+                if (it.key() != "name" && it.key() != "data_type")
+                {
+                    throw_member(metadata_errc::unknown_extension, "data_type.configuration.fields." + it.key(),
+                                 "is not a member zarrxt knows");
+                }
+            }
+            r.name = as_string(require_member(f, "name"), "data_type.configuration.fields.name");
+            type = &require_member(f, "data_type");
+        }
+        else if (f.is_array() && f.size() == 2 && f[0].is_string())
+        {
+            r.name = f[0].get<std::string>();
+            type = &f[1];
+        }
+        else
+        {
+            throw_member(metadata_errc::wrong_type, "data_type.configuration.fields",
+                         "a field is {\"name\": ..., \"data_type\": ...}, got " + f.dump());
+        }
+        r.type = parse_v3_data_type(*type);
+        fields.push_back(std::move(r));
+    }
+    layout_record(fields);
+    return fields;
+}
+
+ZARRXT_DECL data_type parse_v3_data_type(const json& dt)
+{
+    std::string dt_name;
+    if (dt.is_string())
+    {
+        dt_name = dt.get<std::string>();
+    }
+    else if (dt.is_object() && dt.contains("name") && dt["name"].is_string())
+    {
+        dt_name = dt["name"].get<std::string>();
+    }
+    else
+    {
+        throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
+    }
+    auto id = dtype_from_v3_name(dt_name);
+    // The variable-length types have no configuration; an empty one in the object form is tolerated.
+    const bool bare_object = dt.is_object() && is_vlen(id.value_or(dtype_id::uint8)) &&
+                             (!dt.contains("configuration") ||
+                              (dt["configuration"].is_object() && dt["configuration"].empty()));
+    if (!id || (!dt.is_string() && !is_time(*id) && !is_fixed_string(*id) && !bare_object &&
+                *id != dtype_id::structured) ||
+        (dt.is_string() && *id == dtype_id::structured))
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "data type " + (dt.is_string() ? "\"" + dt_name + "\"" : dt.dump()) +
+                                 " is not supported by zarrxt (supported: bool, "
+                                 "int8..int64, uint8..uint64, float16/32/64, "
+                                 "complex64/128, numpy.datetime64, numpy.timedelta64, "
+                                 "null_terminated_bytes, fixed_length_utf32, string, bytes, struct)");
+    }
+    data_type t;
+    t.id = *id;
+    if (is_time(*id))
+    {
+        t.unit = parse_v3_time_unit(dt);
+    }
+    else if (is_fixed_string(*id))
+    {
+        t.fixed_size = parse_v3_fixed_size(dt, *id);
+    }
+    else if (*id == dtype_id::structured)
+    {
+        t.fields = parse_v3_fields(dt);
+        t.fixed_size = t.fields.back().offset + t.fields.back().size;
+    }
+    return t;
+}
+
+/// The data_type member of a data type (the inverse of parse_v3_data_type).
+ZARRXT_DECL json v3_data_type_json(const data_type& t)
+{
+    if (is_time(t.id))
+    {
+        return {{"name", std::string(name(t.id))},
+                {"configuration", {{"unit", std::string(name(t.unit.base))}, {"scale_factor", t.unit.count}}}};
+    }
+    if (is_fixed_string(t.id))
+    {
+        return {{"name", std::string(name(t.id))}, {"configuration", {{"length_bytes", t.fixed_size}}}};
+    }
+    if (t.id == dtype_id::structured)
+    {
+        json fields = json::array();
+        for (const auto& f : t.fields)
+        {
+            if (!f.shape.empty())
+            {
+                throw metadata_error(metadata_errc::unsupported_feature,
+                                     "record field \"" + f.name +
+                                         "\" is a subarray, which the v3 struct data type cannot state");
+            }
+            fields.push_back({{"name", f.name}, {"data_type", v3_data_type_json(f.type)}});
+        }
+        return {{"name", "struct"}, {"configuration", {{"fields", std::move(fields)}}}};
+    }
+    return std::string(name(t.id));
+}
+
 /// name + optional configuration; a bare string is the name-only shorthand.
 inline codec_spec parse_named_config(const json& j, std::string_view member)
 {
@@ -223,42 +359,12 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
     m.shape = detail::as_extents(detail::require_member(doc, "shape"), "shape");
 
     // data_type: a name, or {name, configuration} for extension types.
-    const json& dt = detail::require_member(doc, "data_type");
-    std::string dt_name;
-    if (dt.is_string())
     {
-        dt_name = dt.get<std::string>();
-    }
-    else if (dt.is_object() && dt.contains("name") && dt["name"].is_string())
-    {
-        dt_name = dt["name"].get<std::string>();
-    }
-    else
-    {
-        detail::throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
-    }
-    auto id = dtype_from_v3_name(dt_name);
-    // The variable-length types have no configuration; an empty one in the object form is tolerated.
-    const bool bare_object = dt.is_object() && is_vlen(id.value_or(dtype_id::uint8)) &&
-                             (!dt.contains("configuration") ||
-                              (dt["configuration"].is_object() && dt["configuration"].empty()));
-    if (!id || (!dt.is_string() && !is_time(*id) && !is_fixed_string(*id) && !bare_object))
-    {
-        throw metadata_error(metadata_errc::unsupported_dtype,
-                             "data type \"" + dt_name +
-                                 "\" is not supported by zarrxt (supported: bool, "
-                                 "int8..int64, uint8..uint64, float16/32/64, "
-                                 "complex64/128, numpy.datetime64, numpy.timedelta64, "
-                                 "null_terminated_bytes, fixed_length_utf32, string, bytes)");
-    }
-    m.dtype = *id;
-    if (is_time(*id))
-    {
-        m.unit = detail::parse_v3_time_unit(dt);
-    }
-    else if (is_fixed_string(*id))
-    {
-        m.fixed_size = detail::parse_v3_fixed_size(dt, *id);
+        data_type t = detail::parse_v3_data_type(detail::require_member(doc, "data_type"));
+        m.dtype = t.id;
+        m.unit = t.unit;
+        m.fixed_size = t.fixed_size;
+        m.fields = std::move(t.fields);
     }
 
     // chunk_grid
@@ -300,7 +406,7 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
         m.key_encoding.separator = s[0];
     }
 
-    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3, m.fixed_size);
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3, m.fixed_size, &m.fields);
 
     // codecs: the chain is validated (names, order, configurations) when it is built.
     const json& codecs = detail::as_array(detail::require_member(doc, "codecs"), "codecs");
@@ -371,26 +477,12 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
     doc["zarr_format"] = 3;
     doc["node_type"] = "array";
     doc["shape"] = m.shape;
-    if (is_time(m.dtype))
-    {
-        doc["data_type"] = {
-            {"name", std::string(name(m.dtype))},
-            {"configuration", {{"unit", std::string(name(m.unit.base))}, {"scale_factor", m.unit.count}}}};
-    }
-    else if (is_fixed_string(m.dtype))
-    {
-        doc["data_type"] = {{"name", std::string(name(m.dtype))},
-                            {"configuration", {{"length_bytes", m.fixed_size}}}};
-    }
-    else
-    {
-        doc["data_type"] = std::string(name(m.dtype));
-    }
+    doc["data_type"] = detail::v3_data_type_json(data_type{m.dtype, m.unit, m.fixed_size, m.fields});
     doc["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}};
     doc["chunk_key_encoding"] = {
         {"name", m.key_encoding.encoding == chunk_key_encoding::kind::default_ ? "default" : "v2"},
         {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}};
-    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size);
+    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size, &m.fields);
     json codecs = json::array();
     for (const auto& c : m.codecs)
     {
