@@ -246,7 +246,7 @@ TEST_SUITE("datetime")
         CHECK(a.shape()[0] == 10);
         CHECK(a.read()(9).time_since_epoch().count() == 0); // fill value 0: the epoch
         const auto& m = a.core()->metadata();
-        CHECK(m.unit == time_unit{time_base::ns, 1});
+        CHECK(m.dtype.unit == time_unit{time_base::ns, 1});
         CHECK(zx::make_v3_array_document(m)["data_type"] ==
               zx::json::parse(zxtest::read_file(path))["data_type"]);
         // The corpus's data type documents: the same units written back the same way.
@@ -261,7 +261,7 @@ TEST_SUITE("datetime")
             zx::json doc = zx::json::parse(zxtest::read_file(path));
             doc["data_type"] = dt;
             const auto parsed = zx::parse_v3_array(doc);
-            CHECK(parsed.unit == unit);
+            CHECK(parsed.dtype.unit == unit);
             CHECK(zx::make_v3_array_document(parsed)["data_type"] == dt);
         }
     }

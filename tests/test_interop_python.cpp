@@ -533,8 +533,8 @@ TEST_SUITE("interop")
             bool big = false;
             zx::time_unit unit;
             CHECK(zx::dtype_from_v2_typestr(typestr, big, &unit) == m.dtype);
-            CHECK(unit == m.unit);
-            CHECK(zx::v2_typestr(m.dtype, big, m.unit) == typestr);
+            CHECK(unit == m.dtype.unit);
+            CHECK(zx::v2_typestr(m.dtype, big, m.dtype.unit) == typestr);
             CHECK(m.fill.as<std::int64_t>() ==
                   (e["fill"] == "NaT" ? zx::nat : e["fill"].get<std::int64_t>()));
             const auto got = counts_of(name);
@@ -544,7 +544,7 @@ TEST_SUITE("interop")
                 for (std::size_t i = 0; i < got.size(); ++i)
                 {
                     CAPTURE(got[i]);
-                    CHECK(zx::format_datetime(got[i], m.unit) == e["text"][i].get<std::string>());
+                    CHECK(zx::format_datetime(got[i], m.dtype.unit) == e["text"][i].get<std::string>());
                 }
             }
         }
@@ -635,10 +635,10 @@ TEST_SUITE("interop")
             CAPTURE(name);
             auto a = zx::open_any(store, name);
             const auto& m = a.metadata();
-            CHECK(zx::v2_typestr(m.dtype, e["dtype"].get<std::string>()[0] == '>', {}, m.fixed_size) ==
+            CHECK(zx::v2_typestr(m.dtype, e["dtype"].get<std::string>()[0] == '>', {}, m.dtype.fixed_size) ==
                   e["dtype"]);
             CHECK(values_of(store, name) == e["values"].get<std::vector<std::string>>());
-            CHECK(printed(m.dtype, zx::decode_fixed_string(m.dtype, m.fill.data(), m.fixed_size)) ==
+            CHECK(printed(m.dtype, zx::decode_fixed_string(m.dtype, m.fill.data(), m.dtype.fixed_size)) ==
                   e["fill"]);
             if (!tool.empty())
             {

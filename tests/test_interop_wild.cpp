@@ -1478,7 +1478,7 @@ TEST_SUITE("interop")
             // "When changing to a larger dtype, its size must be a divisor ...").
             const auto chars = zx::open<std::string, 1>(store, "c");
             CHECK(chars.metadata().dtype == zx::dtype_id::fixed_utf32);
-            CHECK(chars.metadata().fixed_size == 4);
+            CHECK(chars.metadata().dtype.fixed_size == 4);
             CHECK_THROWS_WITH_AS(chars.read(), doctest::Contains("[zarrxt.codec.2]"), zx::codec_error);
         }
     }

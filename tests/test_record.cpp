@@ -76,6 +76,51 @@ zx::record_field record_field_of(std::string name, zx::dtype_id id, std::vector<
 
 TEST_SUITE("record")
 {
+    TEST_CASE("data_type: one value for a type; the kind converts both ways; equality sees every parameter")
+    {
+        const zx::data_type f32 = zx::dtype_id::float32;
+        CHECK(f32 == zx::dtype_id::float32);
+        CHECK(zx::dtype_id::float32 == f32);
+        CHECK(f32 != zx::dtype_id::int32);
+        const zx::dtype_id kind = f32;
+        CHECK(kind == zx::dtype_id::float32);
+        CHECK((f32.name() == "float32" && f32.size() == 4 && f32.swap_word() == 4 && !f32.variable()));
+        const zx::data_type text = zx::dtype_id::string;
+        CHECK((text.variable() && text.size() == sizeof(zx::vlen_element) && text.swap_word() == 1));
+        // The parameters: units, element sizes and fields make types of one kind differ.
+        const zx::data_type ns(zx::dtype_id::datetime64, zx::time_unit{zx::time_base::ns, 1}, 0, {});
+        const zx::data_type us(zx::dtype_id::datetime64, zx::time_unit{zx::time_base::us, 1}, 0, {});
+        CHECK((ns == zx::dtype_id::datetime64 && us == zx::dtype_id::datetime64));
+        CHECK_FALSE(ns == us);
+        CHECK(ns == zx::data_type(zx::dtype_id::datetime64, zx::time_unit{zx::time_base::ns, 1}, 0, {}));
+        const zx::data_type s7(zx::dtype_id::fixed_bytes, {}, 7, {});
+        CHECK(s7.size() == 7);
+        CHECK(s7 != zx::data_type(zx::dtype_id::fixed_bytes, {}, 8, {}));
+        std::vector<zx::record_field> xy = {record_field_of("x", zx::dtype_id::int32),
+                                            record_field_of("y", zx::dtype_id::float64)};
+        std::vector<zx::record_field> xz = {record_field_of("x", zx::dtype_id::int32),
+                                            record_field_of("z", zx::dtype_id::float64)};
+        const std::size_t size = zx::layout_record(xy);
+        CHECK(zx::layout_record(xz) == size);
+        const zx::data_type r_xy(zx::dtype_id::structured, {}, size, xy);
+        CHECK(r_xy.size() == 12);
+        CHECK(r_xy == zx::data_type(zx::dtype_id::structured, {}, size, xy));
+        CHECK(r_xy != zx::data_type(zx::dtype_id::structured, {}, size, xz));
+        // A switch reads the kind.
+        auto kind_name = [](const zx::data_type& t)
+        {
+            switch (t)
+            {
+                case zx::dtype_id::structured:
+                    return "record";
+                default:
+                    return "other";
+            }
+        };
+        CHECK(std::string(kind_name(r_xy)) == "record");
+        CHECK(std::string(kind_name(f32)) == "other");
+    }
+
     TEST_CASE("layout: fields packed in order, subarrays and nested records included; the scalars to swap")
     {
         std::vector<zx::record_field> fields = {record_field_of("x", zx::dtype_id::int32),
@@ -119,8 +164,8 @@ TEST_SUITE("record")
         record_put(s, "r/0", chunk);
         auto a = zx::open_any(s, "r");
         REQUIRE(a.dtype() == zx::dtype_id::structured);
-        CHECK(a.metadata().fixed_size == 15);
-        const zx::data_type t = a.metadata().type(); // the descriptor as one value
+        CHECK(a.metadata().dtype.fixed_size == 15);
+        const zx::data_type t = a.metadata().dtype; // the descriptor as one value
         CHECK(t.name() == "struct");
         CHECK(t.size() == 15);
         CHECK_FALSE(t.variable());
@@ -145,7 +190,7 @@ TEST_SUITE("record")
         const auto& m = a.metadata();
         CHECK(zx::make_v2_array_document(m.shape, m.chunk_shape, m.dtype, m.fill,
                                          zx::v2_layout_of(m))["dtype"] == doc["dtype"]);
-        CHECK(zx::fill_value_to_json(m.fill, m.dtype, 2, m.fixed_size, &m.fields) == "BwAAAD/4AAAAAAAAAAAA");
+        CHECK(zx::fill_value_to_json(m.fill, m.dtype, 2) == "BwAAAD/4AAAAAAAAAAAA");
 
         // A described struct over a v2 big-endian array with a subarray field: the chunk bytes are
         // the values big-endian, packed.
@@ -230,8 +275,8 @@ TEST_SUITE("record")
         REQUIRE(fills.contains("all_fields"));
         doc["fill_value"] = fills["all_fields"];
         const auto m = zx::parse_v3_array(doc);
-        CHECK(zx::describe_fields(m.fields) == "{x: float32, y: float32, when: numpy.datetime64[ns]}");
-        CHECK(m.fixed_size == 16);
+        CHECK(zx::describe_fields(m.dtype.fields) == "{x: float32, y: float32, when: numpy.datetime64[ns]}");
+        CHECK(m.dtype.fixed_size == 16);
         float x = -1, y = -1;
         std::int64_t when = -1;
         std::memcpy(&x, m.fill.data(), 4);
@@ -247,8 +292,8 @@ TEST_SUITE("record")
         // The v2 document with a subarray field.
         const auto v2 =
             zx::parse_v2_array(zx::json::parse(zxtest::read_file(dir / "v2/array/structured_dtype.json")));
-        CHECK(zx::describe_fields(v2.fields) == "{x: float32, y: float32, coords: int32[3]}");
-        CHECK(v2.fixed_size == 20);
+        CHECK(zx::describe_fields(v2.dtype.fields) == "{x: float32, y: float32, coords: int32[3]}");
+        CHECK(v2.dtype.fixed_size == 20);
     }
 
     TEST_CASE("records that do not match, and record documents that are refused")
@@ -309,7 +354,7 @@ TEST_SUITE("record")
             }
             return "[" + deep + "]";
         };
-        CHECK(v2(nested(20)).metadata().fixed_size == 4);
+        CHECK(v2(nested(20)).metadata().dtype.fixed_size == 4);
         ZX_EXPECT_ERROR(zx::limit_exceeded, "zarrxt.limit.1", "b/.zarray", v2(nested(40)));
 
         auto v3 = [&](const std::string& dtype, const std::string& fill)
@@ -325,12 +370,11 @@ TEST_SUITE("record")
         const std::string xy =
             R"({"name": "struct", "configuration": {"fields": [{"name": "x", "data_type": "int32"},
             {"name": "y", "data_type": "float64"}]}})";
-        CHECK(v3(xy, R"({"x": 1, "y": "NaN"})").metadata().fixed_size == 12);
+        CHECK(v3(xy, R"({"x": 1, "y": "NaN"})").metadata().dtype.fixed_size == 12);
         CHECK(v3(R"({"name": "structured", "configuration": {"fields": [["x", "int32"], ["y", "float64"]]}})",
                  R"({"x": 1, "y": 2})")
-                  .metadata()
-                  .fixed_size == 12); // zarr-python 3's earlier name and field form
-        CHECK(v3(xy, R"("AQAAAAAAAAAAAABA")").metadata().fixed_size == 12); // base64 too
+                  .metadata().dtype.fixed_size == 12); // zarr-python 3's earlier name and field form
+        CHECK(v3(xy, R"("AQAAAAAAAAAAAABA")").metadata().dtype.fixed_size == 12); // base64 too
         ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "c/zarr.json", v3(xy, R"({"x": 1})"));
         ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "c/zarr.json",
                         v3(xy, R"({"x": 1, "y": 2, "z": 3})"));

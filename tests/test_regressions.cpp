@@ -558,8 +558,8 @@ TEST_SUITE("regressions")
         // target wrote a >U3 fill back without the element size, and fill_value_to_json copied
         // zero bytes into a null vector (memcpy from/to null: UBSan). The size defaults to 0 for
         // the other types; for a string type 0 bytes hold the empty value.
-        const auto f = zx::parse_fill_value(zx::json("ab"), zx::dtype_id::fixed_utf32, 2, 12);
-        CHECK(zx::fill_value_to_json(f, zx::dtype_id::fixed_utf32, 2, 12) == "ab");
+        const auto f = zx::parse_fill_value(zx::json("ab"), zx::data_type(zx::dtype_id::fixed_utf32, {}, 12, {}), 2);
+        CHECK(zx::fill_value_to_json(f, zx::data_type(zx::dtype_id::fixed_utf32, {}, 12, {}), 2) == "ab");
         CHECK(zx::fill_value_to_json(f, zx::dtype_id::fixed_utf32, 2) == "");
         CHECK(zx::fill_value_to_json(f, zx::dtype_id::fixed_bytes, 3) == "");
     }

@@ -522,13 +522,13 @@ std::string dtype_text(const zx::array_metadata& m)
     std::string s(zx::name(m.dtype));
     if (zx::is_fixed_string(m.dtype))
     {
-        return s + "[" + std::to_string(m.fixed_size) + " bytes]";
+        return s + "[" + std::to_string(m.dtype.fixed_size) + " bytes]";
     }
     if (m.dtype == zx::dtype_id::structured)
     {
-        return s + " " + zx::describe_fields(m.fields);
+        return s + " " + zx::describe_fields(m.dtype.fields);
     }
-    return zx::is_time(m.dtype) ? s + "[" + zx::to_string(m.unit) + "]" : s;
+    return zx::is_time(m.dtype) ? s + "[" + zx::to_string(m.dtype.unit) + "]" : s;
 }
 
 /// A string value quoted: printable ASCII as it is, \" \\ \n \t escaped, other bytes of |S values as
@@ -566,9 +566,11 @@ std::string quoted(const std::string& v, bool text)
     return out + "\"";
 }
 
-std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_unit& unit = {},
-                         std::size_t fixed_size = 0, const std::vector<zx::record_field>* fields = nullptr)
+std::string format_value(const zx::data_type& type, const std::byte* p)
 {
+    const zx::dtype_id id = type.id;
+    const zx::time_unit& unit = type.unit;
+    const std::vector<zx::record_field>* fields = &type.fields;
     char buf[96];
     auto get = [&](auto v)
     {
@@ -627,7 +629,7 @@ std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_uni
             return zx::format_timedelta(get(std::int64_t{}), unit);
         case zx::dtype_id::fixed_bytes:
         case zx::dtype_id::fixed_utf32:
-            return quoted(zx::decode_fixed_string(id, p, fixed_size), id == zx::dtype_id::fixed_utf32);
+            return quoted(zx::decode_fixed_string(id, p, type.fixed_size), id == zx::dtype_id::fixed_utf32);
         case zx::dtype_id::string:
         case zx::dtype_id::vlen_bytes:
         {
@@ -648,8 +650,7 @@ std::string format_value(zx::dtype_id id, const std::byte* p, const zx::time_uni
                 std::string values;
                 for (std::uint64_t k = 0; k < n; ++k)
                 {
-                    values += (k ? ", " : "") + format_value(f.type.id, p + f.offset + k * one, f.type.unit,
-                                                            f.type.fixed_size, &f.type.fields);
+                    values += (k ? ", " : "") + format_value(f.type, p + f.offset + k * one);
                 }
                 out += f.shape.empty() ? values : "[" + values + "]";
             }
@@ -716,13 +717,13 @@ int cmd_info(const std::vector<std::string>& argv)
     }
     std::cout << "codecs: " << codecs.dump() << "\n";
     std::cout << "fill_value: "
-              << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format, m.fixed_size, &m.fields).dump();
+              << zx::fill_value_to_json(m.fill, m.dtype, m.zarr_format).dump();
     if (m.fill.is_null && m.attributes.contains("_FillValue") &&
-        zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size, &m.fields) !=
-            zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3, m.fixed_size, &m.fields))
+        zx::fill_value_to_json(m.fill, m.dtype, 3) !=
+            zx::fill_value_to_json(zx::fill_value{}, m.dtype, 3))
     {
         std::cout << " (missing chunks read as "
-                  << zx::fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size, &m.fields).dump()
+                  << zx::fill_value_to_json(m.fill, m.dtype, 3).dump()
                   << ", the _FillValue attribute)";
     }
     std::cout << "\n";
@@ -955,7 +956,7 @@ int cmd_hash(const std::vector<std::string>& argv)
                           // The convention is little-endian: a record's scalars field by field.
                           if (a.dtype() == zx::dtype_id::structured)
                           {
-                              std::vector<zx::swap_run> runs = zx::record_swap_runs(a.metadata().fields);
+                              std::vector<zx::swap_run> runs = zx::record_swap_runs(a.metadata().dtype.fields);
                               for (auto& r : runs)
                               {
                                   r.order.reset();
@@ -1025,8 +1026,7 @@ int cmd_cat(const std::vector<std::string>& argv)
     a.read_bytes(off, ext, b.data(), nullptr, &arena);
     if (shape.empty())
     {
-        std::cout << format_value(a.dtype(), b.data(), a.metadata().unit, a.metadata().fixed_size,
-                                  &a.metadata().fields)
+        std::cout << format_value(a.metadata().dtype, b.data())
                   << "\n";
         return exit_ok;
     }
@@ -1049,8 +1049,7 @@ int cmd_cat(const std::vector<std::string>& argv)
         for (std::uint64_t c = 0; c < row; ++c)
         {
             line += ' ';
-            line += format_value(a.dtype(), b.data() + (r * row + c) * width, a.metadata().unit,
-                                 a.metadata().fixed_size, &a.metadata().fields);
+            line += format_value(a.metadata().dtype, b.data() + (r * row + c) * width);
         }
         std::cout << line << "\n";
     }
@@ -1214,7 +1213,7 @@ int cmd_convert(const std::vector<std::string>& argv)
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
     // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
     const zx::json fill =
-        zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3, m.fixed_size, &m.fields);
+        zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
     store_t dst_store = output_store_for(dst_path);
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
     if (format == 3)
@@ -1238,14 +1237,14 @@ int cmd_convert(const std::vector<std::string>& argv)
         o.overwrite = args.flag("--overwrite");
         if (zx::is_time(m.dtype))
         {
-            o.unit = m.unit;
+            o.unit = m.dtype.unit;
         }
         if (zx::is_string_like(m.dtype))
         {
-            o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
-                                                                                     : m.fixed_size};
+            o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.dtype.fixed_size / 4
+                                                                                     : m.dtype.fixed_size};
         }
-        o.fields = m.fields;
+        o.fields = m.dtype.fields;
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     else
@@ -1272,14 +1271,14 @@ int cmd_convert(const std::vector<std::string>& argv)
         o.overwrite = args.flag("--overwrite");
         if (zx::is_time(m.dtype))
         {
-            o.unit = m.unit;
+            o.unit = m.dtype.unit;
         }
         if (zx::is_string_like(m.dtype))
         {
-            o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.fixed_size / 4
-                                                                                     : m.fixed_size};
+            o.string = zx::string_type{m.dtype, m.dtype == zx::dtype_id::fixed_utf32 ? m.dtype.fixed_size / 4
+                                                                                     : m.dtype.fixed_size};
         }
-        o.fields = m.fields;
+        o.fields = m.dtype.fields;
         core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
     }
     zx::any_array<store_t> dst(core);

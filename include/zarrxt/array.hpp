@@ -129,7 +129,7 @@ public:
             {
                 return m.fill.text ? *m.fill.text : std::string();
             }
-            return decode_fixed_string(m.dtype, m.fill.data(), m.fixed_size);
+            return decode_fixed_string(m.dtype, m.fill.data(), m.dtype.fixed_size);
         }
         else
         {
@@ -415,9 +415,9 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     if constexpr (is_record)
     {
         // The struct's fields, in order, with their types; the stored byte orders do not matter.
-        if (matches && !same_fields(m.fields, record_fields_of<T>()))
+        if (matches && !same_fields(m.dtype.fields, record_fields_of<T>()))
         {
-            dtype_mismatch e("the array stores records " + describe_fields(m.fields) + " but the struct describes " +
+            dtype_mismatch e("the array stores records " + describe_fields(m.dtype.fields) + " but the struct describes " +
                              describe_fields(record_fields_of<T>()));
             e.with_key(where);
             throw e;
@@ -432,10 +432,10 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     }
     if constexpr (is_time(dtype))
     {
-        if (!same_length(m.unit, *time_unit_for<T>()))
+        if (!same_length(m.dtype.unit, *time_unit_for<T>()))
         {
             dtype_mismatch e("the array stores " + std::string(name(m.dtype)) + " in units of " +
-                             to_string(m.unit) + " but the element type counts " +
+                             to_string(m.dtype.unit) + " but the element type counts " +
                              to_string(*time_unit_for<T>()));
             e.with_key(where);
             throw e;

@@ -18,6 +18,7 @@
  */
 #pragma once
 
+#include "data_type.hpp"
 #include "detail/endian.hpp"
 #include "detail/json.hpp"
 #include "detail/text.hpp"
@@ -210,19 +211,16 @@ private:
     std::optional<time_unit> m_unit;
 };
 
-/// Parse the fill_value member for a dtype. `zarr_format` 2 allows null. `fixed_size` is the element
-/// size of a fixed-width string array (the fill is then its UTF-8 text for <U, base64 for |S).
-/// `fields` (records): the record's fields, laid out.
-fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0,
-                            const std::vector<record_field>* fields = nullptr);
+/// Parse the fill_value member for a data type (its parameters say the element size of a
+/// fixed-width string, whose fill is its UTF-8 text for <U and base64 for |S, and a record's
+/// fields). `zarr_format` 2 allows null.
+fill_value parse_fill_value(const json& j, const data_type& type, int zarr_format);
 
 /// The canonical JSON form of a fill value (lossless: NaN payloads other than the default are hex).
-json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0,
-                        const std::vector<record_field>* fields = nullptr);
+json fill_value_to_json(const fill_value& f, const data_type& type, int zarr_format);
 
 /// The fill value of a new array from the scalar a user gave (empty: zero of the type).
-fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size = 0,
-                         const std::vector<record_field>* fields = nullptr);
+fill_value fill_value_of(const scalar& s, const data_type& type, int zarr_format);
 
 /******************
  * implementation *
@@ -610,7 +608,7 @@ inline void parse_record_fill(const json& j, std::size_t size, const std::vector
         {
             bad_fill(j, dtype_id::structured, "field \"" + fl.name + "\" is a subarray (no v3 fill form)");
         }
-        const fill_value v = parse_fill_value(j[fl.name], fl.type.id, 3, fl.type.fixed_size, &fl.type.fields);
+        const fill_value v = parse_fill_value(j[fl.name], fl.type, 3);
         std::memcpy(f.wide.data() + fl.offset, v.data(), fl.size);
     }
 }
@@ -640,16 +638,17 @@ inline json record_fill_to_json(const fill_value& f, std::size_t size, const std
             throw metadata_error(metadata_errc::unsupported_feature,
                                  "record field \"" + fl.name + "\" has no v3 fill value form");
         }
-        out[fl.name] = fill_value_to_json(v, fl.type.id, 3, fl.type.fixed_size, &fl.type.fields);
+        out[fl.name] = fill_value_to_json(v, fl.type, 3);
     }
     return out;
 }
 
 } // namespace detail
 
-inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_format, std::size_t fixed_size,
-                                   const std::vector<record_field>* fields)
+inline fill_value parse_fill_value(const json& j, const data_type& type, int zarr_format)
 {
+    const dtype_id dtype = type.id;
+    const std::size_t fixed_size = type.fixed_size;
     fill_value f;
     std::byte* out = f.bytes.data();
     if (is_fixed_string(dtype) || dtype == dtype_id::structured)
@@ -676,11 +675,11 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
             detail::parse_vlen_fill(j, dtype, zarr_format, f);
             break;
         case dtype_id::structured:
-            if (fields == nullptr || fields->empty())
+            if (type.fields.empty())
             {
                 detail::bad_fill(j, dtype, "a record fill value needs the record's fields");
             }
-            detail::parse_record_fill(j, fixed_size, *fields, zarr_format, f);
+            detail::parse_record_fill(j, fixed_size, type.fields, zarr_format, f);
             break;
         case dtype_id::bool_:
         {
@@ -765,9 +764,10 @@ inline fill_value parse_fill_value(const json& j, dtype_id dtype, int zarr_forma
     return f;
 }
 
-inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_format, std::size_t fixed_size,
-                               const std::vector<record_field>* fields)
+inline json fill_value_to_json(const fill_value& f, const data_type& type, int zarr_format)
 {
+    const dtype_id dtype = type.id;
+    const std::size_t fixed_size = type.fixed_size;
     if (f.is_null && zarr_format == 2)
     {
         return nullptr;
@@ -787,8 +787,7 @@ inline json fill_value_to_json(const fill_value& f, dtype_id dtype, int zarr_for
             return dtype == dtype_id::fixed_bytes ? detail::base64_encode(value) : value;
         }
         case dtype_id::structured:
-            return detail::record_fill_to_json(f, fixed_size, fields ? *fields : std::vector<record_field>{},
-                                               zarr_format);
+            return detail::record_fill_to_json(f, fixed_size, type.fields, zarr_format);
         case dtype_id::string:
         case dtype_id::vlen_bytes:
         {
@@ -872,9 +871,10 @@ inline json scalar::to_json() const
     return nullptr;
 }
 
-inline fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format, std::size_t fixed_size,
-                                const std::vector<record_field>* fields)
+inline fill_value fill_value_of(const scalar& s, const data_type& type, int zarr_format)
 {
+    const dtype_id dtype = type.id;
+    const std::size_t fixed_size = type.fixed_size;
     if (s.empty())
     {
         if (dtype == dtype_id::structured)
@@ -883,20 +883,14 @@ inline fill_value fill_value_of(const scalar& s, dtype_id dtype, int zarr_format
             f.wide.assign(fixed_size, std::byte{0});
             return f;
         }
-        return is_string_like(dtype) ? parse_fill_value(json(""), dtype, zarr_format, fixed_size)
-                                     : fill_value{};
-    }
-    if (dtype == dtype_id::structured)
-    {
-        return parse_fill_value(s.to_json(), dtype, zarr_format, fixed_size, fields);
+        return is_string_like(dtype) ? parse_fill_value(json(""), type, zarr_format) : fill_value{};
     }
     if (s.which() == scalar::kind::string && (dtype == dtype_id::fixed_bytes || dtype == dtype_id::vlen_bytes))
     {
         // The bytes themselves, not their JSON text.
-        return parse_fill_value(detail::base64_encode(s.to_json().get<std::string>()), dtype, zarr_format,
-                                fixed_size);
+        return parse_fill_value(detail::base64_encode(s.to_json().get<std::string>()), type, zarr_format);
     }
-    return parse_fill_value(s.to_json(), dtype, zarr_format, fixed_size);
+    return parse_fill_value(s.to_json(), type, zarr_format);
 }
 
 } // namespace zarrxt

@@ -15,6 +15,7 @@
  */
 #pragma once
 
+#include "data_type.hpp"
 #include "detail/checked.hpp"
 #include "detail/endian.hpp"
 #include "dtype.hpp"
@@ -34,46 +35,6 @@
 
 namespace zarrxt
 {
-
-struct record_field;
-
-/// A data type as a document states it: the kind, and what the kind needs besides (a time unit, an
-/// element size of the array's own, fields). The descriptor of record fields; an array's is spread
-/// over array_metadata's dtype, unit, fixed_size and fields.
-struct data_type
-{
-    dtype_id id = dtype_id::uint8;
-    time_unit unit{};                 ///< datetime64 / timedelta64
-    std::size_t fixed_size = 0;       ///< fixed-width strings and records: bytes per element
-    std::vector<record_field> fields; ///< records: the fields, laid out (offsets and sizes set)
-
-    /// The Zarr v3 name ("int16", "struct", "string", ...).
-    std::string_view name() const noexcept { return zarrxt::name(id); }
-    /// Bytes of one element as the kernels move it (a vlen_element for the variable-length types).
-    std::size_t size() const noexcept { return element_size_of(id, fixed_size); }
-    /// True for the variable-length types, whose values have no fixed size (vlen.hpp).
-    bool variable() const noexcept { return is_vlen(id); }
-    /// The unit in which a stored element is byte-swapped (1: never); a record's fields each have
-    /// their own (record_swap_runs).
-    std::size_t swap_word() const noexcept { return info(id).word; }
-};
-
-/// One field of a record.
-struct record_field
-{
-    std::string name;
-    data_type type;
-    std::vector<std::uint64_t> shape; ///< v2 subarray fields: their shape (empty: one value)
-    std::optional<endian> order;      ///< v2: the byte order the field's type string states
-    std::size_t offset = 0;           ///< bytes from the start of the record (set by layout_record)
-    std::size_t size = 0;             ///< bytes of the field, subarray included (set by layout_record)
-
-    /// Values in the field (the subarray's element count; 1 for a plain field).
-    std::uint64_t count() const
-    {
-        return shape.empty() ? 1 : detail::checked_product(shape, "record field elements");
-    }
-};
 
 /// The largest record, in bytes (numpy's limit for an item).
 inline constexpr std::size_t max_record_bytes = 2147483647;

@@ -50,14 +50,13 @@ struct bytes_to_bytes_tag
 /// What a codec is bound to when a chain is built: the array representation it will see.
 struct codec_context
 {
-    dtype_id dtype = dtype_id::uint8;
-    std::size_t fixed_size = 0; ///< fixed-width strings and records: bytes per element (other types: unused)
+    data_type dtype{}; ///< the array's data type (data_type.hpp), parameters included
     std::vector<swap_run> record_runs; ///< records: the multi-byte scalars in one (record.hpp)
     dims chunk_shape; ///< shape of the array the codec receives (after a2a codecs)
     fill_value fill;
     limit_values limits = limit_values::from(default_limits{}); ///< caps for decodes the codec runs itself
 
-    std::size_t element_size() const noexcept { return element_size_of(dtype, fixed_size); }
+    std::size_t element_size() const noexcept { return dtype.size(); }
 };
 
 /// An untyped strided array: `data` points at element (0, ..., 0); strides count elements.

@@ -14,6 +14,7 @@
 #include "../detail/checked.hpp"
 #include "../detail/json.hpp"
 #include "../detail/small_vector.hpp"
+#include "../data_type.hpp"
 #include "../dtype.hpp"
 #include "../fill_value.hpp"
 #include "../record.hpp"
@@ -39,13 +40,10 @@ struct array_metadata
     int zarr_format = 3;
     std::vector<std::uint64_t> shape;
     std::vector<std::uint64_t> chunk_shape;
-    dtype_id dtype = dtype_id::uint8;
-    time_unit unit{}; ///< datetime64 / timedelta64 only: the unit of the stored counts
-    /// Fixed-width strings and records: bytes per element (|S7: 7, <U13: 52, a record: the sum of its
-    /// fields); the other types' size is the type's.
-    std::size_t fixed_size = 0;
-    /// Records only: the fields, laid out (record.hpp).
-    std::vector<record_field> fields;
+    /// The data type with its parameters (data_type.hpp): the time unit of datetime64 /
+    /// timedelta64, the element size of fixed-width strings (|S7: 7, <U13: 52) and records (the sum
+    /// of their fields), a record's fields. Compares with and converts to its dtype_id.
+    data_type dtype{};
     fill_value fill;
     chunk_key_encoding key_encoding;
     std::vector<codec_spec> codecs;
@@ -56,9 +54,7 @@ struct array_metadata
     json document;
 
     std::size_t rank() const noexcept { return shape.size(); }
-    /// The data type as one value (record.hpp): kind, time unit, element size, fields.
-    data_type type() const { return data_type{dtype, unit, fixed_size, fields}; }
-    std::size_t element_size() const noexcept { return element_size_of(dtype, fixed_size); }
+    std::size_t element_size() const noexcept { return dtype.size(); }
 
     /// Elements in one (full, untrimmed) chunk.
     std::uint64_t chunk_elements() const { return detail::checked_product(chunk_shape, "chunk element count"); }

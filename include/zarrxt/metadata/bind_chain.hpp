@@ -16,10 +16,9 @@ inline codec::codec_context context_of(const array_metadata& m, const limit_valu
 {
     codec::codec_context ctx;
     ctx.dtype = m.dtype;
-    ctx.fixed_size = m.fixed_size;
     if (m.dtype == dtype_id::structured)
     {
-        ctx.record_runs = record_swap_runs(m.fields);
+        ctx.record_runs = record_swap_runs(m.dtype.fields);
     }
     ctx.chunk_shape = dims(m.chunk_shape);
     ctx.fill = m.fill;

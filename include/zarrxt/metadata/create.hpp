@@ -124,8 +124,8 @@ inline std::size_t fixed_size_of_new_array(dtype_id dtype, const std::optional<s
     return string->element_size();
 }
 
-/// The fields of a new record array, laid out, each in the array's byte order; none for the other
-/// types.
+/// The fields of a new record array, laid out, without byte orders of their own (they take the
+/// array's); none for the other types.
 inline std::vector<record_field> fields_of_new_array(dtype_id dtype, std::vector<record_field> fields)
 {
     if (dtype != dtype_id::structured)
@@ -152,6 +152,19 @@ inline std::vector<record_field> fields_of_new_array(dtype_id dtype, std::vector
     forget_orders(forget_orders, fields);
     layout_record(fields);
     return fields;
+}
+
+/// Set the element size of a new array of `type.id` (a fixed-width string's from `string`, a
+/// record's from its `fields`, which it keeps laid out); errors name `document_key`.
+inline void size_new_array(const std::string& document_key, data_type& type, const std::optional<string_type>& string,
+                           const std::vector<record_field>& fields)
+{
+    type.fixed_size = fixed_size_of_new_array(type.id, string);
+    type.fields = with_key_context(document_key, [&] { return fields_of_new_array(type.id, fields); });
+    if (type.id == dtype_id::structured)
+    {
+        type.fixed_size = type.fields.back().offset + type.fields.back().size;
+    }
 }
 
 /// The codecs of a new array of a variable-length type: its values have no `bytes` form, so a
@@ -192,19 +205,13 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.zarr_format = 3;
     m.shape = o.shape;
     m.chunk_shape = o.chunk_shape;
-    m.dtype = dtype;
-    m.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
-    m.fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
-    m.fields = detail::with_key_context(document_key, [&] { return detail::fields_of_new_array(dtype, o.fields); });
-    if (dtype == dtype_id::structured)
-    {
-        m.fixed_size = m.fields.back().offset + m.fields.back().size;
-    }
+    m.dtype.id = dtype;
+    m.dtype.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
+    detail::size_new_array(document_key, m.dtype, o.string, o.fields);
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
-    m.fill = detail::with_key_context(
-        document_key, [&] { return fill_value_of(o.fill_value, dtype, 3, m.fixed_size, &m.fields); });
+    m.fill = detail::with_key_context(document_key, [&] { return fill_value_of(o.fill_value, m.dtype, 3); });
     m.codecs = is_vlen(dtype) ? detail::vlen_codecs(o.codecs, dtype) : o.codecs;
     m.dimension_names = o.dimension_names;
     m.attributes = o.attributes;
@@ -226,12 +233,10 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     {
         throw array_error(array_errc::invalid_argument, "v2 order must be 'C' or 'F'");
     }
-    std::size_t fixed_size = detail::fixed_size_of_new_array(dtype, o.string);
-    std::vector<record_field> fields =
-        detail::with_key_context(document_key, [&] { return detail::fields_of_new_array(dtype, o.fields); });
+    data_type type(dtype);
+    detail::size_new_array(document_key, type, o.string, o.fields);
     if (dtype == dtype_id::structured)
     {
-        fixed_size = fields.back().offset + fields.back().size;
         // v2 states every field's byte order in its type string: the array's. A base64 fill value
         // is read in that order too, as zarr-python reads it.
         auto state_orders = [&](auto& self, std::vector<record_field>& fs) -> void
@@ -245,16 +250,14 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
                 self(self, fl.type.fields);
             }
         };
-        state_orders(state_orders, fields);
+        state_orders(state_orders, type.fields);
     }
-    fill_value f = detail::with_key_context(document_key,
-                                            [&] { return fill_value_of(o.fill_value, dtype, 2, fixed_size, &fields); });
+    fill_value f = detail::with_key_context(document_key, [&] { return fill_value_of(o.fill_value, type, 2); });
     f.is_null = o.null_fill_value;
     array_metadata probe;
     probe.shape = o.shape;
     probe.chunk_shape = o.chunks;
-    probe.dtype = dtype;
-    probe.fixed_size = fixed_size;
+    probe.dtype = type;
     probe.dimension_names = o.dimension_names;
     detail::check_create_args(probe, o.dimension_separator, '.', '/');
     if (o.dimension_names && o.attributes.is_object() && o.attributes.contains(v2_dimension_names_attribute))
@@ -269,9 +272,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
     layout.dimension_separator = o.dimension_separator;
     layout.compressor = o.compressor;
     layout.filters = o.filters;
-    layout.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
-    layout.fixed_size = fixed_size;
-    layout.fields = fields;
+    type.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     if (is_vlen(dtype))
     {
         layout.object_codec = dtype == dtype_id::string ? "vlen-utf8" : "vlen-bytes";
@@ -280,7 +281,7 @@ inline array_metadata make_v2_metadata(const std::string& document_key, dtype_id
                                     [&]
                                     {
                                         const json doc =
-                                            make_v2_array_document(o.shape, o.chunks, dtype, f, layout);
+                                            make_v2_array_document(o.shape, o.chunks, type, f, layout);
                                         array_metadata parsed = parse_v2_array(doc);
                                         parsed.attributes = o.attributes;
                                         parsed.dimension_names = o.dimension_names;

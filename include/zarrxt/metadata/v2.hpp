@@ -56,17 +56,15 @@ struct v2_layout
     char dimension_separator = '.';
     std::optional<codec_spec> compressor;
     std::vector<codec_spec> filters; ///< numcodecs.* codecs, written as v2 filters in this order
-    time_unit unit{};                ///< datetime64 / timedelta64: the unit in the type string
-    std::size_t fixed_size = 0;      ///< fixed-width strings: bytes per element (<U13: 52)
     /// |O arrays: the object codec ("vlen-utf8", "vlen-bytes"), written as the first filter.
     std::string object_codec{};
-    /// Records: the fields (a field without a stated order is written in `big_endian`'s).
-    std::vector<record_field> fields{};
 };
 
-/// A new .zarray document.
+/// A new .zarray document. The data type's parameters go into its type string (a time unit, a
+/// fixed-width string's size) or field list (a record's fields; one without a stated byte order is
+/// written in the layout's).
 ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape, const std::vector<std::uint64_t>& chunks,
-                                        dtype_id dtype, const fill_value& fill, const v2_layout& layout);
+                                        const data_type& dtype, const fill_value& fill, const v2_layout& layout);
 
 /// The v2 layout of a lowered chain, the inverse of parse_v2_array's lowering: every array zarrxt
 /// reads from a .zarray can be written back (make_v2_array_document) to the same model. A chain v2
@@ -426,8 +424,8 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     if (dt.is_array())
     {
         // A record: its fields state their own byte orders.
-        m.fields = detail::parse_v2_fields(dt);
-        m.fixed_size = m.fields.back().offset + m.fields.back().size;
+        m.dtype.fields = detail::parse_v2_fields(dt);
+        m.dtype.fixed_size = m.dtype.fields.back().offset + m.dtype.fields.back().size;
         id = dtype_id::structured;
     }
     else if (dt.get<std::string>() == "|O")
@@ -452,7 +450,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     }
     else
     {
-        id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.unit, &m.fixed_size);
+        id = dtype_from_v2_typestr(dt.get<std::string>(), big_endian, &m.dtype.unit, &m.dtype.fixed_size);
     }
     if (!id)
     {
@@ -462,7 +460,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
                                  "f8, c8, c16, M8[unit], m8[unit] in either byte order, |S n, <U n, >U n, |O with "
                                  "vlen-utf8 or vlen-bytes)");
     }
-    m.dtype = *id;
+    m.dtype.id = *id;
     validate_geometry(m);
 
     const auto& order = detail::as_string(detail::require_member(doc, "order"), "order");
@@ -484,7 +482,7 @@ ZARRXT_DECL array_metadata parse_v2_array(const json& doc)
     }
     m.key_encoding = {chunk_key_encoding::kind::v2, sep};
 
-    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2, m.fixed_size, &m.fields);
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 2);
 
     // Filters: array-valued ones (they see the chunk's values) become array->array codecs, byte-valued
     // ones bytes->bytes codecs; v2 applies them in list order, so an array filter after a byte filter
@@ -597,7 +595,7 @@ ZARRXT_DECL void adopt_v2_fill_value_attribute(array_metadata& m)
     }
     try
     {
-        m.fill = parse_fill_value(*it, m.dtype, 2, m.fixed_size, &m.fields);
+        m.fill = parse_fill_value(*it, m.dtype, 2);
     }
     catch (const metadata_error&)
     {
@@ -643,15 +641,15 @@ ZARRXT_DECL group_metadata parse_v2_group(const json& doc)
 }
 
 ZARRXT_DECL json make_v2_array_document(const std::vector<std::uint64_t>& shape,
-                                   const std::vector<std::uint64_t>& chunks, dtype_id dtype,
+                                   const std::vector<std::uint64_t>& chunks, const data_type& dtype,
                                    const fill_value& fill, const v2_layout& layout)
 {
     json doc = json::object();
     doc["chunks"] = chunks;
     doc["compressor"] = layout.compressor ? detail::raise_to_v2_compressor(*layout.compressor) : json(nullptr);
-    doc["dtype"] = dtype == dtype_id::structured ? detail::v2_fields_json(layout.fields, layout.big_endian)
-                                                 : json(v2_typestr(dtype, layout.big_endian, layout.unit, layout.fixed_size));
-    doc["fill_value"] = fill_value_to_json(fill, dtype, 2, layout.fixed_size, &layout.fields);
+    doc["dtype"] = dtype == dtype_id::structured ? detail::v2_fields_json(dtype.fields, layout.big_endian)
+                                                 : json(v2_typestr(dtype, layout.big_endian, dtype.unit, dtype.fixed_size));
+    doc["fill_value"] = fill_value_to_json(fill, dtype, 2);
     if (layout.filters.empty() && layout.object_codec.empty())
     {
         doc["filters"] = nullptr;
@@ -688,9 +686,6 @@ ZARRXT_DECL v2_layout v2_layout_of(const array_metadata& m)
     };
     v2_layout layout;
     layout.dimension_separator = m.key_encoding.separator;
-    layout.unit = m.unit;
-    layout.fixed_size = m.fixed_size;
-    layout.fields = m.fields;
     if (m.key_encoding.encoding != chunk_key_encoding::kind::v2)
     {
         return refuse("chunk keys use the v3 \"default\" encoding");

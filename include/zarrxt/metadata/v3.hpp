@@ -359,13 +359,7 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
     m.shape = detail::as_extents(detail::require_member(doc, "shape"), "shape");
 
     // data_type: a name, or {name, configuration} for extension types.
-    {
-        data_type t = detail::parse_v3_data_type(detail::require_member(doc, "data_type"));
-        m.dtype = t.id;
-        m.unit = t.unit;
-        m.fixed_size = t.fixed_size;
-        m.fields = std::move(t.fields);
-    }
+    m.dtype = detail::parse_v3_data_type(detail::require_member(doc, "data_type"));
 
     // chunk_grid
     const json& grid = detail::require_member(doc, "chunk_grid");
@@ -406,7 +400,7 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
         m.key_encoding.separator = s[0];
     }
 
-    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3, m.fixed_size, &m.fields);
+    m.fill = parse_fill_value(detail::require_member(doc, "fill_value"), m.dtype, 3);
 
     // codecs: the chain is validated (names, order, configurations) when it is built.
     const json& codecs = detail::as_array(detail::require_member(doc, "codecs"), "codecs");
@@ -477,12 +471,12 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
     doc["zarr_format"] = 3;
     doc["node_type"] = "array";
     doc["shape"] = m.shape;
-    doc["data_type"] = detail::v3_data_type_json(data_type{m.dtype, m.unit, m.fixed_size, m.fields});
+    doc["data_type"] = detail::v3_data_type_json(m.dtype);
     doc["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}};
     doc["chunk_key_encoding"] = {
         {"name", m.key_encoding.encoding == chunk_key_encoding::kind::default_ ? "default" : "v2"},
         {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}};
-    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3, m.fixed_size, &m.fields);
+    doc["fill_value"] = fill_value_to_json(m.fill, m.dtype, 3);
     json codecs = json::array();
     for (const auto& c : m.codecs)
     {
