@@ -121,6 +121,38 @@ TEST_SUITE("record")
         CHECK(std::string(kind_name(f32)) == "other");
     }
 
+    TEST_CASE("codec chains keep a type's parameters through codecs that keep its kind")
+    {
+        // A transpose before `bytes` once rebound the chain to the bare kind, so a <U3 chunk was
+        // expected to hold 0 bytes; each chain must size the stored chunk from the whole type.
+        zx::codec::codec_context ctx;
+        ctx.chunk_shape = {2, 3};
+        const zx::json order = {{"order", {1, 0}}};
+        ctx.dtype = zx::data_type(zx::dtype_id::fixed_utf32, {}, 12, {});
+        auto strings = zx::dynamic_chain::from_specs(
+            {zx::codec_spec("transpose", order), zx::codec_spec("bytes", {{"endian", "little"}})}, ctx);
+        CHECK(strings.fixed_encoded_size() == std::optional<std::size_t>(2 * 3 * 12));
+        std::vector<zx::record_field> xy = {record_field_of("x", zx::dtype_id::int32),
+                                            record_field_of("y", zx::dtype_id::float64)};
+        const std::size_t size = zx::layout_record(xy);
+        ctx.dtype = zx::data_type(zx::dtype_id::structured, {}, size, xy);
+        ctx.record_runs = zx::record_swap_runs(xy);
+        auto records = zx::dynamic_chain::from_specs(
+            {zx::codec_spec("transpose", order), zx::codec_spec("bytes", {{"endian", "little"}})}, ctx);
+        CHECK(records.fixed_encoded_size() == std::optional<std::size_t>(2 * 3 * 12));
+        // The static chains' rule: the type passes unchanged unless a codec stores another kind.
+        struct keeps_kind
+        {
+        };
+        struct stores_bytes
+        {
+            zx::dtype_id encoded_dtype(zx::dtype_id) const { return zx::dtype_id::uint8; }
+        };
+        CHECK(zx::codec::encoded_type_of(keeps_kind{}, ctx.dtype) == ctx.dtype);
+        const zx::data_type f64 = zx::dtype_id::float64;
+        CHECK(zx::codec::encoded_type_of(stores_bytes{}, f64) == zx::data_type(zx::dtype_id::uint8));
+    }
+
     TEST_CASE("layout: fields packed in order, subarrays and nested records included; the scalars to swap")
     {
         std::vector<zx::record_field> fields = {record_field_of("x", zx::dtype_id::int32),
@@ -373,7 +405,8 @@ TEST_SUITE("record")
         CHECK(v3(xy, R"({"x": 1, "y": "NaN"})").metadata().dtype.fixed_size == 12);
         CHECK(v3(R"({"name": "structured", "configuration": {"fields": [["x", "int32"], ["y", "float64"]]}})",
                  R"({"x": 1, "y": 2})")
-                  .metadata().dtype.fixed_size == 12); // zarr-python 3's earlier name and field form
+                  .metadata()
+                  .dtype.fixed_size == 12); // zarr-python 3's earlier name and field form
         CHECK(v3(xy, R"("AQAAAAAAAAAAAABA")").metadata().dtype.fixed_size == 12); // base64 too
         ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "c/zarr.json", v3(xy, R"({"x": 1})"));
         ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "c/zarr.json",

@@ -93,15 +93,17 @@ constexpr void static_for_reverse(F&& f)
 template <class... Codecs>
 class chain
 {
-    static_assert(sizeof...(Codecs) > 0, "zarrxt::chain: a codec chain needs at least one codec (an array->bytes "
-                                         "codec such as codec::bytes<>)");
+    static_assert(sizeof...(Codecs) > 0,
+                  "zarrxt::chain: a codec chain needs at least one codec (an array->bytes "
+                  "codec such as codec::bytes<>)");
     static_assert(((detail::static_kind<Codecs>() >= 0) && ...),
                   "zarrxt::chain: every element must be a codec type declaring `using codec_kind = "
                   "codec::array_to_array_tag / array_to_bytes_tag / bytes_to_bytes_tag;`");
-    static_assert(detail::kinds_ordered<detail::static_kind<Codecs>()...>(),
-                  "zarrxt::chain: codecs are in the wrong order. A chain is zero or more array->array codecs "
-                  "(transpose), then exactly one array->bytes codec (bytes<>, sharding_indexed<...>), then zero or "
-                  "more bytes->bytes codecs (gzip, zstd, crc32c, blosc, ...)");
+    static_assert(
+        detail::kinds_ordered<detail::static_kind<Codecs>()...>(),
+        "zarrxt::chain: codecs are in the wrong order. A chain is zero or more array->array codecs "
+        "(transpose), then exactly one array->bytes codec (bytes<>, sharding_indexed<...>), then zero or "
+        "more bytes->bytes codecs (gzip, zstd, crc32c, blosc, ...)");
     static_assert((codec::any_codec<Codecs> && ...),
                   "zarrxt::chain: a codec does not meet the requirements of its kind (see "
                   "docs/concepts/codec.md)");
@@ -120,7 +122,8 @@ public:
     /// Bind to the codecs named by `specs`, which must match Codecs... one for one.
     static chain from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx);
 
-    codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;
+    codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s,
+                             const limit_values& limits) const;
     byte_view encode(const codec::array_view& chunk, codec::scratch_space& s) const;
 
     /// See dynamic_chain::decode_into.
@@ -196,12 +199,14 @@ private:
     static bool name_at(std::size_t i, const std::string& name)
     {
         bool match = false;
-        detail::static_for<0, n>([&](auto k) {
-            if (k.value == i)
+        detail::static_for<0, n>(
+            [&](auto k)
             {
-                match = codec::name_matches<codec_at<k.value>>(name);
-            }
-        });
+                if (k.value == i)
+                {
+                    match = codec::name_matches<codec_at<k.value>>(name);
+                }
+            });
         return match;
     }
 };
@@ -211,7 +216,8 @@ private:
  ******************/
 
 template <class... Codecs>
-chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx)
+chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& specs,
+                                              const codec::codec_context& ctx)
 {
     for (std::size_t i = 0; i < std::max(n, specs.size()); ++i)
     {
@@ -229,50 +235,57 @@ chain<Codecs...> chain<Codecs...>::from_specs(const std::vector<codec_spec>& spe
                 found += (k ? ", " : "") + specs[k].name;
             }
             found += "]";
-            throw chain_mismatch("static codec chain " + expected + " does not match the stored chain " + found
-                                 + ": codec #" + std::to_string(i) + " is "
-                                 + (i < specs.size() ? "\"" + specs[i].name + "\"" : std::string("missing"))
-                                 + ", the chain type expects "
-                                 + (i < n ? "\"" + std::string(names[i]) + "\"" : std::string("no more codecs")));
+            throw chain_mismatch(
+                "static codec chain " + expected + " does not match the stored chain " + found + ": codec #" +
+                std::to_string(i) + " is " +
+                (i < specs.size() ? "\"" + specs[i].name + "\"" : std::string("missing")) +
+                ", the chain type expects " +
+                (i < n ? "\"" + std::string(names[i]) + "\"" : std::string("no more codecs")));
         }
     }
     chain c;
     c.m_ctx = ctx;
     codec::codec_context stage = ctx;
     c.m_shapes[0] = ctx.chunk_shape;
-    detail::static_for<0, n>([&](auto i) {
-        using C = codec_at<i.value>;
-        std::get<i.value>(c.m_codecs) = C::from_json(specs[i.value].configuration, stage);
-        if constexpr (i.value < n_a2a)
+    detail::static_for<0, n>(
+        [&](auto i)
         {
-            stage.chunk_shape = std::get<i.value>(c.m_codecs).encoded_shape(stage.chunk_shape);
-            stage.fill = codec::encoded_fill_of(std::get<i.value>(c.m_codecs), stage.fill);
-            stage.dtype = codec::encoded_dtype_of(std::get<i.value>(c.m_codecs), stage.dtype);
-            c.m_shapes[i.value + 1] = stage.chunk_shape;
-        }
-        if constexpr (i.value == a2b)
-        {
-            c.m_stored_element_size = stage.element_size();
-            c.m_decoded_bytes = zarrxt::detail::to_size(
-                zarrxt::detail::checked_mul(zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
-                                            stage.element_size(), "chunk bytes"),
-                "chunk bytes");
-            if (is_vlen(stage.dtype))
+            using C = codec_at<i.value>;
+            std::get<i.value>(c.m_codecs) = C::from_json(specs[i.value].configuration, stage);
+            if constexpr (i.value < n_a2a)
             {
-                stage.dtype = dtype_id::uint8; // the codecs after a vlen codec see a stream of bytes
+                stage.chunk_shape = std::get<i.value>(c.m_codecs).encoded_shape(stage.chunk_shape);
+                stage.fill = codec::encoded_fill_of(std::get<i.value>(c.m_codecs), stage.fill);
+                stage.dtype = codec::encoded_type_of(std::get<i.value>(c.m_codecs), stage.dtype);
+                c.m_shapes[i.value + 1] = stage.chunk_shape;
             }
-        }
-    });
+            if constexpr (i.value == a2b)
+            {
+                c.m_stored_element_size = stage.element_size();
+                c.m_decoded_bytes = zarrxt::detail::to_size(
+                    zarrxt::detail::checked_mul(
+                        zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
+                        stage.element_size(), "chunk bytes"),
+                    "chunk bytes");
+                if (is_vlen(stage.dtype))
+                {
+                    stage.dtype = dtype_id::uint8; // the codecs after a vlen codec see a stream of bytes
+                }
+            }
+        });
     std::optional<std::size_t> size;
     if constexpr (requires { std::get<a2b>(c.m_codecs).fixed_encoded_size(); })
     {
         size = std::get<a2b>(c.m_codecs).fixed_encoded_size();
     }
     c.m_sizes[0] = size;
-    detail::static_for<0, n_b2b>([&](auto i) {
-        const auto& prev = c.m_sizes[i.value];
-        c.m_sizes[i.value + 1] = prev ? std::get<a2b + 1 + i.value>(c.m_codecs).encoded_size(*prev) : std::nullopt;
-    });
+    detail::static_for<0, n_b2b>(
+        [&](auto i)
+        {
+            const auto& prev = c.m_sizes[i.value];
+            c.m_sizes[i.value + 1] =
+                prev ? std::get<a2b + 1 + i.value>(c.m_codecs).encoded_size(*prev) : std::nullopt;
+        });
     if constexpr (n == 1 && requires { std::get<0>(c.m_codecs).raw_swap_word(); })
     {
         const auto word = std::get<0>(c.m_codecs).raw_swap_word();
@@ -290,22 +303,26 @@ codec::array_view chain<Codecs...>::decode(mutable_byte_view encoded, codec::scr
 {
     codec::detail::stage_buffers stages(s);
     mutable_byte_view cur = encoded;
-    detail::static_for_reverse<n, a2b + 1>([&](auto i) {
-        buffer& out = stages.next();
-        cur = std::get<i.value>(m_codecs).decode(cur, out,
-                                                 {m_sizes[i.value - a2b - 1], static_cast<std::size_t>(limits.max_chunk_bytes)});
-        stages.landed(cur, out);
-    });
+    detail::static_for_reverse<n, a2b + 1>(
+        [&](auto i)
+        {
+            buffer& out = stages.next();
+            cur = std::get<i.value>(m_codecs).decode(
+                cur, out, {m_sizes[i.value - a2b - 1], static_cast<std::size_t>(limits.max_chunk_bytes)});
+            stages.landed(cur, out);
+        });
     cur = codec::a2b_decode(std::get<a2b>(m_codecs), cur, stages.next(), s.arena);
     codec::array_view v;
     v.data = cur.data();
     v.element_size = m_stored_element_size;
     v.shape = m_shapes[n_a2a];
     v.strides = codec::array_view::c_strides(v.shape);
-    detail::static_for_reverse<n_a2a, 0>([&](auto i) {
-        buffer& out = codec::detail::a2a_target(s, v.data);
-        v = std::get<i.value>(m_codecs).decode(std::move(v), out);
-    });
+    detail::static_for_reverse<n_a2a, 0>(
+        [&](auto i)
+        {
+            buffer& out = codec::detail::a2a_target(s, v.data);
+            v = std::get<i.value>(m_codecs).decode(std::move(v), out);
+        });
     return v;
 }
 
@@ -313,8 +330,8 @@ template <class... Codecs>
 bool chain<Codecs...>::decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
                                    const limit_values& limits) const
 {
-    if constexpr (n_a2a != 0 || std::is_base_of_v<codec::sharding_base, codec_at<a2b>>
-                  || !requires(const codec_at<a2b>& c) { c.fixed_encoded_size(); })
+    if constexpr (n_a2a != 0 || std::is_base_of_v<codec::sharding_base, codec_at<a2b>> ||
+                  !requires(const codec_at<a2b>& c) { c.fixed_encoded_size(); })
     {
         return false;
     }
@@ -326,17 +343,21 @@ bool chain<Codecs...>::decode_into(mutable_byte_view encoded, mutable_byte_view 
         }
         codec::detail::stage_buffers stages(s);
         mutable_byte_view cur = encoded;
-        detail::static_for_reverse<n, a2b + 2>([&](auto i) {
-            buffer& out = stages.next();
-            cur = std::get<i.value>(m_codecs).decode(cur, out,
-                                                     {m_sizes[i.value - a2b - 1], static_cast<std::size_t>(limits.max_chunk_bytes)});
-            stages.landed(cur, out);
-        });
-        auto copy_in = [&](mutable_byte_view v) {
+        detail::static_for_reverse<n, a2b + 2>(
+            [&](auto i)
+            {
+                buffer& out = stages.next();
+                cur = std::get<i.value>(m_codecs).decode(
+                    cur, out, {m_sizes[i.value - a2b - 1], static_cast<std::size_t>(limits.max_chunk_bytes)});
+                stages.landed(cur, out);
+            });
+        auto copy_in = [&](mutable_byte_view v)
+        {
             if (v.size() != dest.size())
             {
                 throw codec_error(codec_errc::size_mismatch, codec_at<a2b>::name,
-                                  "chunk has " + std::to_string(v.size()) + " bytes, expected " + std::to_string(dest.size()));
+                                  "chunk has " + std::to_string(v.size()) + " bytes, expected " +
+                                      std::to_string(dest.size()));
             }
             std::memcpy(dest.data(), v.data(), v.size());
         };
@@ -351,7 +372,8 @@ bool chain<Codecs...>::decode_into(mutable_byte_view encoded, mutable_byte_view 
         else
         {
             buffer& out = stages.next();
-            copy_in(std::get<a2b + 1>(m_codecs).decode(cur, out, {m_sizes[0], static_cast<std::size_t>(limits.max_chunk_bytes)}));
+            copy_in(std::get<a2b + 1>(m_codecs).decode(
+                cur, out, {m_sizes[0], static_cast<std::size_t>(limits.max_chunk_bytes)}));
         }
         codec::a2b_decode(std::get<a2b>(m_codecs), dest, stages.next(), s.arena);
         return true;
@@ -362,10 +384,12 @@ template <class... Codecs>
 byte_view chain<Codecs...>::encode(const codec::array_view& chunk, codec::scratch_space& s) const
 {
     codec::array_view v = chunk;
-    detail::static_for<0, n_a2a>([&](auto i) {
-        buffer& out = codec::detail::a2a_target(s, v.data);
-        v = std::get<i.value>(m_codecs).encode(std::move(v), out);
-    });
+    detail::static_for<0, n_a2a>(
+        [&](auto i)
+        {
+            buffer& out = codec::detail::a2a_target(s, v.data);
+            v = std::get<i.value>(m_codecs).encode(std::move(v), out);
+        });
     const std::size_t bytes = static_cast<std::size_t>(v.elements()) * v.element_size;
     byte_view cur = std::get<a2b>(m_codecs).encode(byte_view(v.data, bytes), s.a);
     codec::detail::stage_buffers stages(s);
@@ -373,12 +397,14 @@ byte_view chain<Codecs...>::encode(const codec::array_view& chunk, codec::scratc
     {
         stages.landed(cur, s.a);
     }
-    detail::static_for<a2b + 1, n>([&](auto i) {
-        buffer& out = stages.next();
-        std::get<i.value>(m_codecs).encode(cur, out);
-        cur = out.view();
-        stages.landed(cur, out);
-    });
+    detail::static_for<a2b + 1, n>(
+        [&](auto i)
+        {
+            buffer& out = stages.next();
+            std::get<i.value>(m_codecs).encode(cur, out);
+            cur = out.view();
+            stages.landed(cur, out);
+        });
     return cur;
 }
 
@@ -386,9 +412,9 @@ template <class... Codecs>
 std::vector<codec_spec> chain<Codecs...>::specs() const
 {
     std::vector<codec_spec> out;
-    detail::static_for<0, n>([&](auto i) {
-        out.emplace_back(std::string(names[i.value]), std::get<i.value>(m_codecs).to_json());
-    });
+    detail::static_for<0, n>(
+        [&](auto i)
+        { out.emplace_back(std::string(names[i.value]), std::get<i.value>(m_codecs).to_json()); });
     return out;
 }
 

@@ -50,9 +50,9 @@ struct bytes_to_bytes_tag
 /// What a codec is bound to when a chain is built: the array representation it will see.
 struct codec_context
 {
-    data_type dtype{}; ///< the array's data type (data_type.hpp), parameters included
+    data_type dtype{};                 ///< the array's data type (data_type.hpp), parameters included
     std::vector<swap_run> record_runs; ///< records: the multi-byte scalars in one (record.hpp)
-    dims chunk_shape; ///< shape of the array the codec receives (after a2a codecs)
+    dims chunk_shape;                  ///< shape of the array the codec receives (after a2a codecs)
     fill_value fill;
     limit_values limits = limit_values::from(default_limits{}); ///< caps for decodes the codec runs itself
 
@@ -102,7 +102,8 @@ struct array_view
                 axes.push_back(i);
             }
         }
-        std::sort(axes.begin(), axes.end(), [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
+        std::sort(axes.begin(), axes.end(),
+                  [&](std::size_t a, std::size_t b) { return strides[a] < strides[b]; });
         std::int64_t expect = 1;
         for (auto a : axes)
         {
@@ -152,12 +153,12 @@ struct decode_hint
 /// Reusable scratch space for one worker; codecs resize but never shrink these buffers.
 struct scratch_space
 {
-    buffer a;     ///< bytes->bytes stages alternate between a and b
+    buffer a; ///< bytes->bytes stages alternate between a and b
     buffer b;
     buffer array; ///< array->array stages alternate between array and array_b
     buffer array_b;
-    buffer work;        ///< the kernels' chunk assembly buffer (never touched by codecs)
-    buffer io; ///< encoded bytes read from the store (a chunk, a batch of inner chunks, a copy window)
+    buffer work; ///< the kernels' chunk assembly buffer (never touched by codecs)
+    buffer io;   ///< encoded bytes read from the store (a chunk, a batch of inner chunks, a copy window)
     /// Where the variable-length values this worker decodes are kept (vlen.hpp): the operation's,
     /// lent for its duration; null outside an operation on a variable-length array.
     value_arena* arena = nullptr;
@@ -169,23 +170,27 @@ struct scratch_space
 
 /// Optional for bytes->bytes codecs: decode straight into caller memory of exactly the decoded size.
 template <class C>
-concept direct_decoder = requires(const C& c, mutable_byte_view in, mutable_byte_view dest) { c.decode_to(in, dest); };
+concept direct_decoder = requires(const C& c, mutable_byte_view in, mutable_byte_view dest)
+{
+    c.decode_to(in, dest);
+};
 
 /*********************************
  * requirements, one per kind    *
  *********************************/
 
 template <class C>
-concept named_codec = requires(const C& c, const json& cfg, const codec_context& ctx) {
+concept named_codec = requires(const C& c, const json& cfg, const codec_context& ctx)
+{
     {
         C::name
-    } -> std::convertible_to<std::string_view>;
+        } -> std::convertible_to<std::string_view>;
     {
         c.to_json()
-    } -> std::convertible_to<json>;
+        } -> std::convertible_to<json>;
     {
         C::from_json(cfg, ctx)
-    } -> std::same_as<C>;
+        } -> std::same_as<C>;
 };
 
 /// bytes -> bytes: `decode` returns the decoded bytes, either inside `out` or a sub-span of `in`
@@ -193,34 +198,34 @@ concept named_codec = requires(const C& c, const json& cfg, const codec_context&
 /// `out` with the encoded bytes. `encoded_size` returns the encoded size for a decoded size when it
 /// is fixed (checksums) and nullopt otherwise (compressors); shard index chains need it fixed.
 template <class C>
-concept bytes_to_bytes_codec =
-    named_codec<C> && std::is_same_v<typename C::codec_kind, bytes_to_bytes_tag>
-    && requires(const C& c, byte_view in, mutable_byte_view min, buffer& out, const decode_hint& hint) {
-           {
-               c.encode(in, out)
-           } -> std::same_as<void>;
-           {
-               c.decode(min, out, hint)
-           } -> std::same_as<mutable_byte_view>;
-           {
-               c.encoded_size(std::size_t{})
-           } -> std::same_as<std::optional<std::size_t>>;
-       };
+concept bytes_to_bytes_codec = named_codec<C> && std::is_same_v<typename C::codec_kind, bytes_to_bytes_tag> &&
+    requires(const C& c, byte_view in, mutable_byte_view min, buffer& out, const decode_hint& hint)
+{
+    {
+        c.encode(in, out)
+        } -> std::same_as<void>;
+    {
+        c.decode(min, out, hint)
+        } -> std::same_as<mutable_byte_view>;
+    {
+        c.encoded_size(std::size_t{})
+        } -> std::same_as<std::optional<std::size_t>>;
+};
 
 /// array -> bytes: `decode` turns encoded bytes into a C-contiguous native-order array of
 /// `ctx.chunk_shape` (possibly in place, possibly into `scratch`) and returns its bytes;
 /// `encode` turns a C-contiguous native array into bytes (possibly without copying).
 template <class C>
-concept array_to_bytes_codec =
-    named_codec<C> && std::is_same_v<typename C::codec_kind, array_to_bytes_tag>
-    && requires(const C& c, mutable_byte_view in, byte_view cin, buffer& scratch) {
-           {
-               c.decode(in, scratch)
-           } -> std::same_as<mutable_byte_view>;
-           {
-               c.encode(cin, scratch)
-           } -> std::same_as<byte_view>;
-       };
+concept array_to_bytes_codec = named_codec<C> && std::is_same_v<typename C::codec_kind, array_to_bytes_tag> &&
+    requires(const C& c, mutable_byte_view in, byte_view cin, buffer& scratch)
+{
+    {
+        c.decode(in, scratch)
+        } -> std::same_as<mutable_byte_view>;
+    {
+        c.encode(cin, scratch)
+        } -> std::same_as<byte_view>;
+};
 
 /// Decode with an array->bytes codec. A codec whose values live outside the decoded chunk (the
 /// vlen codecs) declares `decode(in, scratch, value_arena*)` and gets the operation's arena.
@@ -241,19 +246,19 @@ mutable_byte_view a2b_decode(const C& c, mutable_byte_view in, buffer& scratch, 
 /// encoded view to a view in decoded axis order (a transpose only permutes strides); `encode`
 /// materialises the encoded array, C-contiguous, into `out`.
 template <class C>
-concept array_to_array_codec =
-    named_codec<C> && std::is_same_v<typename C::codec_kind, array_to_array_tag>
-    && requires(const C& c, const dims& shape, array_view v, buffer& out) {
-           {
-               c.encoded_shape(shape)
-           } -> std::same_as<dims>;
-           {
-               c.decode(v, out)
-           } -> std::same_as<array_view>;
-           {
-               c.encode(v, out)
-           } -> std::same_as<array_view>;
-       };
+concept array_to_array_codec = named_codec<C> && std::is_same_v<typename C::codec_kind, array_to_array_tag> &&
+    requires(const C& c, const dims& shape, array_view v, buffer& out)
+{
+    {
+        c.encoded_shape(shape)
+        } -> std::same_as<dims>;
+    {
+        c.decode(v, out)
+        } -> std::same_as<array_view>;
+    {
+        c.encode(v, out)
+        } -> std::same_as<array_view>;
+};
 
 /// Optional for array->array codecs: the element type they store when it differs from the one
 /// they receive (numcodecs.fixedscaleoffset). Codecs after them are bound to that type.
@@ -268,6 +273,16 @@ dtype_id encoded_dtype_of(const C& c, dtype_id in)
     {
         return in;
     }
+}
+
+/// The data type the codecs after `c` are bound to: `in` itself, parameters kept (a fixed-width
+/// string's size, a record's fields), unless `c` stores another kind; the codecs that do
+/// (numeric casts) take only numeric types, which have no parameters.
+template <class C>
+data_type encoded_type_of(const C& c, const data_type& in)
+{
+    const dtype_id out = encoded_dtype_of(c, in.id);
+    return out == in.id ? in : zarrxt::data_type(out);
 }
 
 /// Optional for array->array codecs that change the element type: the fill value as the codecs
@@ -372,8 +387,8 @@ inline std::int64_t int_member(std::string_view codec, const json& cfg, const ch
     const auto v = it->get<std::int64_t>();
     if (v < lo || v > hi)
     {
-        bad_config(codec, "\"" + std::string(key) + "\" must be in [" + std::to_string(lo) + ", "
-                              + std::to_string(hi) + "], got " + std::to_string(v));
+        bad_config(codec, "\"" + std::string(key) + "\" must be in [" + std::to_string(lo) + ", " +
+                              std::to_string(hi) + "], got " + std::to_string(v));
     }
     return v;
 }
@@ -391,7 +406,8 @@ array_view map_elements(const array_view& in, buffer& out, std::size_t out_size,
     {
         dense.resize_discard(n * in.element_size);
         src.strides = array_view::c_strides(in.shape);
-        zarrxt::detail::strided_copy(dense.data(), src.strides, in.data, in.strides, in.shape, in.element_size);
+        zarrxt::detail::strided_copy(dense.data(), src.strides, in.data, in.strides, in.shape,
+                                     in.element_size);
         src.data = dense.data();
     }
     out.resize_discard(n * out_size);

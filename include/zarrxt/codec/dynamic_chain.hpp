@@ -81,13 +81,13 @@ struct erased_b2b : erased_codec
 template <class C>
 struct a2a_model final : erased_a2a
 {
-    explicit a2a_model(C c) : m_c(std::move(c)) {}
+    explicit a2a_model(C c)
+        : m_c(std::move(c))
+    {
+    }
     std::string_view codec_name() const override { return C::name; }
     json codec_json() const override { return m_c.to_json(); }
-    dims encoded_shape(const dims& s) const override
-    {
-        return m_c.encoded_shape(s);
-    }
+    dims encoded_shape(const dims& s) const override { return m_c.encoded_shape(s); }
     dtype_id encoded_dtype(dtype_id d) const override { return encoded_dtype_of(m_c, d); }
     fill_value encoded_fill(const fill_value& f) const override { return encoded_fill_of(m_c, f); }
     array_view decode(array_view v, buffer& b) const override { return m_c.decode(std::move(v), b); }
@@ -98,7 +98,10 @@ struct a2a_model final : erased_a2a
 template <class C>
 struct a2b_model final : erased_a2b
 {
-    explicit a2b_model(C c) : m_c(std::move(c)) {}
+    explicit a2b_model(C c)
+        : m_c(std::move(c))
+    {
+    }
     std::string_view codec_name() const override { return C::name; }
     json codec_json() const override { return m_c.to_json(); }
     mutable_byte_view decode(mutable_byte_view in, buffer& b, value_arena* arena) const override
@@ -167,7 +170,10 @@ struct a2b_model final : erased_a2b
 template <class C>
 struct b2b_model final : erased_b2b
 {
-    explicit b2b_model(C c) : m_c(std::move(c)) {}
+    explicit b2b_model(C c)
+        : m_c(std::move(c))
+    {
+    }
     std::string_view codec_name() const override { return C::name; }
     json codec_json() const override { return m_c.to_json(); }
     void encode(byte_view in, buffer& out) const override { m_c.encode(in, out); }
@@ -221,7 +227,8 @@ public:
 
     /// Decode one whole chunk; the result is a view in the chunk's own axis order, possibly
     /// pointing into `encoded` (decoded in place) or into `s`.
-    codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s, const limit_values& limits) const;
+    codec::array_view decode(mutable_byte_view encoded, codec::scratch_space& s,
+                             const limit_values& limits) const;
 
     /// Decode one whole chunk straight into `dest` (C order, native, exactly the chunk's bytes).
     /// Returns false, having done nothing, when the chain has array->array codecs or is sharded.
@@ -276,10 +283,10 @@ private:
     std::vector<std::unique_ptr<codec::detail::erased_a2a>> m_a2a;
     std::unique_ptr<codec::detail::erased_a2b> m_a2b;
     std::vector<std::unique_ptr<codec::detail::erased_b2b>> m_b2b;
-    std::vector<dims> m_shapes; // shape entering a2a[i]; back() enters a2b
+    std::vector<dims> m_shapes;            // shape entering a2a[i]; back() enters a2b
     std::size_t m_stored_element_size = 0; // element size entering a2b (array->array codecs may change it)
     std::size_t m_decoded_bytes = 0;       // bytes of the array entering a2b
-    std::vector<std::optional<std::size_t>> m_sizes;    // size entering b2b[i] when encoding; back() = encoded
+    std::vector<std::optional<std::size_t>> m_sizes; // size entering b2b[i] when encoding; back() = encoded
     std::optional<codec::raw_decoder> m_raw;
 };
 
@@ -287,7 +294,8 @@ private:
  * implementation *
  ******************/
 
-inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& specs, const codec::codec_context& ctx)
+inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& specs,
+                                               const codec::codec_context& ctx)
 {
     if (specs.empty())
     {
@@ -313,7 +321,11 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
         {
             stage.chunk_shape = made.a2a->encoded_shape(stage.chunk_shape);
             stage.fill = made.a2a->encoded_fill(stage.fill);
-            stage.dtype = made.a2a->encoded_dtype(stage.dtype);
+            // Only a change of kind replaces the type: a transpose keeps a fixed-width string's size.
+            if (const dtype_id out = made.a2a->encoded_dtype(stage.dtype.id); out != stage.dtype.id)
+            {
+                stage.dtype = zarrxt::data_type(out);
+            }
             c.m_shapes.push_back(stage.chunk_shape);
             c.m_a2a.push_back(std::move(made.a2a));
         }
@@ -321,10 +333,11 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
         {
             c.m_a2b = std::move(made.a2b);
             c.m_stored_element_size = stage.element_size();
-            c.m_decoded_bytes = zarrxt::detail::to_size(
-                zarrxt::detail::checked_mul(zarrxt::detail::checked_product(stage.chunk_shape, "chunk elements"),
-                                            stage.element_size(), "chunk bytes"),
-                "chunk bytes");
+            c.m_decoded_bytes =
+                zarrxt::detail::to_size(zarrxt::detail::checked_mul(zarrxt::detail::checked_product(
+                                                                        stage.chunk_shape, "chunk elements"),
+                                                                    stage.element_size(), "chunk bytes"),
+                                        "chunk bytes");
             if (is_vlen(stage.dtype))
             {
                 stage.dtype = dtype_id::uint8; // the codecs after a vlen codec see a stream of bytes
@@ -335,8 +348,9 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
             c.m_b2b.push_back(std::move(made.b2b));
         }
     }
-    c.m_sizes = codec::detail::b2b_sizes(c.m_a2b->fixed_size(), c.m_b2b.size(),
-                                         [&](std::size_t i, std::size_t n) { return c.m_b2b[i]->encoded_size(n); });
+    c.m_sizes =
+        codec::detail::b2b_sizes(c.m_a2b->fixed_size(), c.m_b2b.size(),
+                                 [&](std::size_t i, std::size_t n) { return c.m_b2b[i]->encoded_size(n); });
     if (c.m_a2a.empty() && c.m_b2b.empty() && c.m_a2b->fixed_size() == c.m_decoded_bytes)
     {
         if (const auto word = c.m_a2b->raw_swap_word())
@@ -372,8 +386,8 @@ inline codec::array_view dynamic_chain::decode(mutable_byte_view encoded, codec:
     return v;
 }
 
-inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_view dest, codec::scratch_space& s,
-                                       const limit_values& limits) const
+inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_view dest,
+                                       codec::scratch_space& s, const limit_values& limits) const
 {
     if (!m_a2a.empty() || m_a2b->sharding() != nullptr || m_a2b->fixed_size() != dest.size())
     {
@@ -394,7 +408,8 @@ inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_v
         if (cur.size() != dest.size())
         {
             throw codec_error(codec_errc::size_mismatch, m_a2b->codec_name(),
-                              "chunk has " + std::to_string(cur.size()) + " bytes, expected " + std::to_string(dest.size()));
+                              "chunk has " + std::to_string(cur.size()) + " bytes, expected " +
+                                  std::to_string(dest.size()));
         }
         std::memcpy(dest.data(), cur.data(), cur.size());
     }
@@ -403,7 +418,8 @@ inline bool dynamic_chain::decode_into(mutable_byte_view encoded, mutable_byte_v
         if (cur.size() != dest.size())
         {
             throw codec_error(codec_errc::size_mismatch, m_a2b->codec_name(),
-                              "chunk has " + std::to_string(cur.size()) + " bytes, expected " + std::to_string(dest.size()));
+                              "chunk has " + std::to_string(cur.size()) + " bytes, expected " +
+                                  std::to_string(dest.size()));
         }
         std::memcpy(dest.data(), cur.data(), cur.size());
     }
