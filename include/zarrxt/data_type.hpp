@@ -44,10 +44,8 @@ struct data_type
     data_type() = default;
     /// A kind without parameters (the numeric types, bool, string, bytes): implicit, so that a
     /// dtype_id goes wherever a data_type is asked for.
-    data_type(dtype_id kind) // NOLINT(google-explicit-constructor): see above
-        : id(kind)
-    {
-    }
+    /// (Defined below record_field: the constructor's body needs the vector's element complete.)
+    data_type(dtype_id kind); // NOLINT(google-explicit-constructor): see above
     data_type(dtype_id kind, time_unit u, std::size_t size, std::vector<record_field> fs);
 
     /// The kind: implicit, so `switch (m.dtype)` and `name(m.dtype)` read the kind.
@@ -88,6 +86,11 @@ struct record_field
 
     friend bool operator==(const record_field&, const record_field&) = default;
 };
+
+inline data_type::data_type(dtype_id kind)
+    : id(kind)
+{
+}
 
 inline data_type::data_type(dtype_id kind, time_unit u, std::size_t size, std::vector<record_field> fs)
     : id(kind)
