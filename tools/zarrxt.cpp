@@ -11,6 +11,7 @@
 #include "sha256.hpp"
 
 #include <zarrxt/store/open_store.hpp>
+#include <zarrxt/store/zip_writer.hpp>
 #include <zarrxt/zarrxt.hpp>
 
 #include <sys/ioctl.h>
@@ -381,6 +382,16 @@ std::vector<std::uint64_t> parse_list(const std::string& s, const char* what)
 /// HTTP server) is read through its consolidated metadata when it has some, so that groups list.
 store_t store_for(const std::string& path)
 {
+    if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
+    {
+        // A local archive (x.zarr.zip, x.zarr.zip/inner/node): open_store reads it by ranges.
+        const fs::path archive = fs::path(z->base.rfind("file://", 0) == 0 ? z->base.substr(7) : z->base) / z->archive;
+        if (!fs::is_regular_file(archive))
+        {
+            throw zx::array_error(zx::array_errc::node_not_found, "no such zip archive: " + archive.string());
+        }
+        return zx::open_store(path);
+    }
     if (zx::is_remote_url(path))
     {
         store_t s = zx::open_store(path);
@@ -400,9 +411,30 @@ store_t store_for(const std::string& path)
     return zx::open_store(path);
 }
 
-/// The store a command writes to: a directory (made when missing) or a writable URL (s3://).
-store_t output_store_for(const std::string& path)
+/// A zip archive this command is writing: published by finish_output() once the command has
+/// written everything (a failed command leaves the destination as it was).
+std::optional<zx::zip_writer> pending_zip;
+
+/// The store a command writes to: a directory (made when missing), a new local zip archive
+/// (x.zarr.zip, written as a whole) or a writable URL (s3://).
+store_t output_store_for(const std::string& path, bool overwrite)
 {
+    if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
+    {
+        if (!z->root.empty())
+        {
+            throw usage_error("a zip archive is written as a whole: \"" + path + "\" names a node inside one");
+        }
+        const fs::path archive =
+            fs::path(z->base.rfind("file://", 0) == 0 ? z->base.substr(7) : z->base) / z->archive;
+        if (fs::exists(archive) && !overwrite)
+        {
+            throw zx::array_error(zx::array_errc::node_exists,
+                                  archive.string() + " exists (--overwrite replaces it)");
+        }
+        pending_zip.emplace(archive);
+        return store_t(*pending_zip, "zip:" + archive.string());
+    }
     if (!zx::is_remote_url(path))
     {
         fs::create_directories(path.rfind("file://", 0) == 0 ? path.substr(7) : path);
@@ -1214,7 +1246,7 @@ int cmd_convert(const std::vector<std::string>& argv)
     // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
     const zx::json fill =
         zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
-    store_t dst_store = output_store_for(dst_path);
+    store_t dst_store = output_store_for(dst_path, args.flag("--overwrite"));
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
     if (format == 3)
     {
@@ -1308,6 +1340,11 @@ int cmd_convert(const std::vector<std::string>& argv)
                       bar.advance(n * width);
                   });
     bar.finish();
+    if (pending_zip)
+    {
+        pending_zip->commit();
+        pending_zip.reset();
+    }
     std::cout << "converted " << src_path << " (v" << m.zarr_format << ") to " << dst_path << " (v" << format
               << ")\n";
     return exit_ok;
@@ -1449,11 +1486,12 @@ int cmd_verify(const std::vector<std::string>& argv)
     // Temporary files of interrupted writers are never read as data; report (and remove) them.
     std::uint64_t temps = 0;
     std::vector<fs::path> found;
-    for (auto it = zx::is_remote_url(path) ? fs::recursive_directory_iterator()
+    for (auto it = zx::is_remote_url(path) || zx::split_zip_url(path) ? fs::recursive_directory_iterator()
                                            : fs::recursive_directory_iterator(path);
          it != fs::recursive_directory_iterator(); ++it)
     {
-        // Remote stores have no temporary objects (a PUT is atomic; http is read-only).
+        // Remote stores have no temporary objects (a PUT is atomic; http is read-only), nor has a
+        // zip archive (published whole).
         if (it->is_regular_file() && zx::filesystem_store::is_temp_name(it->path().filename().string()))
         {
             found.push_back(it->path());

@@ -68,6 +68,9 @@ enum class store_errc : int
     not_listable = 7,    ///< a listing was asked of a store that cannot list, and no snapshot answers it
     denied = 8,          ///< the server refused the credentials or the signature (401, 403)
     read_only = 9,       ///< a write or erase through any_store to a store that cannot write
+    archive = 10,        ///< a zip archive is malformed: no end record, a directory or entry outside it
+    unsupported_archive = 11, ///< a zip feature zarrxt does not read: encryption, split archives, a method
+                              ///< other than STORED and DEFLATE
 };
 
 enum class array_errc : int

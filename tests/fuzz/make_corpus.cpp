@@ -5,6 +5,9 @@
 // at its first header check. Output is deterministic; the files are committed.
 #include "fuzz_cases.hpp"
 
+#include <zarrxt/detail/deflate.hpp>
+#include <zarrxt/store/zip_writer.hpp>
+
 #include <complex>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +16,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <unistd.h>
 
 // Records for the record seeds: a subarray and a time (v2), a nested record (v3).
 struct seed_inner
@@ -764,6 +768,63 @@ void make_shard_seeds()
     }
 }
 
+/// Zip archives (fuzz_zip): zip_writer's, with ZIP64 forced, and one with a DEFLATE entry and a
+/// directory entry assembled here byte by byte (zip_writer writes STORED entries only).
+void make_zip_seeds()
+{
+    const fs::path dir = fs::temp_directory_path() / ("zarrxt-make-corpus-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    for (const bool zip64 : {false, true})
+    {
+        zx::zip_writer w(dir / "a.zip", {.force_zip64 = zip64});
+        w.set("zarr.json", zx::as_bytes(std::string_view("{\"zarr_format\": 3, \"node_type\": \"group\"}")));
+        w.set("a/c/0", zx::as_bytes(pattern(300, 1)));
+        w.set("a/c/1", {});
+        w.commit();
+        std::ifstream f(dir / "a.zip", std::ios::binary);
+        emit("zip", zip64 ? "writer_zip64" : "writer", std::string(std::istreambuf_iterator<char>(f), {}));
+    }
+    fs::remove_all(dir);
+
+    namespace z = zx::detail::zip;
+    const std::string plain = pattern(2000, 2);
+    zx::buffer packed;
+    zx::detail::deflate_all(zx::detail::deflate_container::raw, 6, zx::as_bytes(plain), packed, "seed");
+    const std::string deflated = str(packed.view());
+    const std::uint32_t crc = z::crc32(0, zx::as_bytes(plain));
+    auto le = [](std::uint64_t v, int n)
+    {
+        std::string b(static_cast<std::size_t>(n), '\0');
+        for (int i = 0; i < n; ++i)
+        {
+            b[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+        }
+        return b;
+    };
+    struct file
+    {
+        std::string name, data;
+        std::uint16_t method;
+        std::uint32_t crc;
+        std::uint64_t size;
+    };
+    const file files[] = {{"d/", "", 0, 0, 0}, {"d/x", deflated, 8, crc, plain.size()}};
+    std::string out;
+    std::string central;
+    for (const auto& f : files)
+    {
+        const std::string common = le(20, 2) + le(0, 2) + le(f.method, 2) + le(0, 2) + le(33, 2) + le(f.crc, 4) +
+                                   le(f.data.size(), 4) + le(f.size, 4) + le(f.name.size(), 2) + le(0, 2);
+        central += le(z::central_signature, 4) + le(20, 2) + common + le(0, 2) + le(0, 2) + le(0, 2) + le(0, 4) +
+                   le(out.size(), 4) + f.name;
+        out += le(z::local_signature, 4) + common + f.name + f.data;
+    }
+    const std::size_t at = out.size();
+    out += central + le(z::end_signature, 4) + le(0, 2) + le(0, 2) + le(2, 2) + le(2, 2) + le(central.size(), 4) +
+           le(at, 4) + le(0, 2);
+    emit("zip", "deflate", out);
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -779,6 +840,7 @@ int main(int argc, char** argv)
         make_metadata_seeds();
         make_codec_seeds();
         make_shard_seeds();
+        make_zip_seeds();
     }
     catch (const std::exception& e)
     {

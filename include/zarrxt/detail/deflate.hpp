@@ -36,7 +36,19 @@ enum class deflate_container
 {
     gzip,
     zlib,
+    raw, ///< a bare DEFLATE stream (RFC 1951): a zip archive's DEFLATE entries
 };
+
+inline const char* container_name(deflate_container c) noexcept
+{
+    return c == deflate_container::gzip ? "gzip" : c == deflate_container::zlib ? "zlib" : "DEFLATE";
+}
+
+/// zlib's windowBits for a container: +16 asks for the gzip wrapper, a negative value for none.
+inline int zlib_window_bits(deflate_container c) noexcept
+{
+    return c == deflate_container::gzip ? 15 + 16 : c == deflate_container::zlib ? 15 : -15;
+}
 
 struct inflate_bounds
 {
@@ -91,7 +103,11 @@ inline libdeflate_result libdeflate_once(deflate_container c, const std::byte* i
     {
         return libdeflate_gzip_decompress_ex(d, in, in_n, out, avail, &used_in, &produced);
     }
-    return libdeflate_zlib_decompress_ex(d, in, in_n, out, avail, &used_in, &produced);
+    if (c == deflate_container::zlib)
+    {
+        return libdeflate_zlib_decompress_ex(d, in, in_n, out, avail, &used_in, &produced);
+    }
+    return libdeflate_deflate_decompress_ex(d, in, in_n, out, avail, &used_in, &produced);
 }
 
 #endif
@@ -141,7 +157,7 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
             if (r != LIBDEFLATE_SUCCESS)
             {
                 throw_inflate(in.size() - in_pos < 10 ? codec_errc::truncated : codec_errc::corrupt_stream, stage,
-                              "invalid or truncated " + std::string(c == deflate_container::gzip ? "gzip" : "zlib")
+                              "invalid or truncated " + std::string(container_name(c))
                                   + " stream");
             }
             in_pos += used;
@@ -172,7 +188,7 @@ inline mutable_byte_view inflate_all(deflate_container c, byte_view in, buffer& 
     }
 #else
     z_stream zs{};
-    const int window = c == deflate_container::gzip ? 15 + 16 : 15;
+    const int window = zlib_window_bits(c);
     if (inflateInit2(&zs, window) != Z_OK)
     {
         throw std::bad_alloc();
@@ -269,7 +285,7 @@ inline void inflate_exact_into(deflate_container c, byte_view in, mutable_byte_v
         if (r != LIBDEFLATE_SUCCESS)
         {
             throw_inflate(in.size() - in_pos < 10 ? codec_errc::truncated : codec_errc::corrupt_stream, stage,
-                          "invalid or truncated " + std::string(c == deflate_container::gzip ? "gzip" : "zlib") + " stream");
+                          "invalid or truncated " + std::string(container_name(c)) + " stream");
         }
         in_pos += used;
         out_pos += produced;
@@ -295,20 +311,22 @@ inline void inflate_exact_into(deflate_container c, byte_view in, mutable_byte_v
 #endif
 }
 
-/// Encode `in` as one gzip member or zlib stream at `level` (0..9) into `out`.
+/// Encode `in` as one gzip member, zlib stream or bare DEFLATE stream at `level` (0..9) into `out`.
 inline void deflate_all(deflate_container c, int level, byte_view in, buffer& out, std::string_view stage)
 {
 #if ZARRXT_HAS_LIBDEFLATE
     auto* comp = thread_compressor(level);
-    const std::size_t bound = c == deflate_container::gzip ? libdeflate_gzip_compress_bound(comp, in.size())
-                                                           : libdeflate_zlib_compress_bound(comp, in.size());
+    const std::size_t bound = c == deflate_container::gzip   ? libdeflate_gzip_compress_bound(comp, in.size())
+                              : c == deflate_container::zlib ? libdeflate_zlib_compress_bound(comp, in.size())
+                                                             : libdeflate_deflate_compress_bound(comp, in.size());
     const bool aliased = in.data() == out.data() && !in.empty();
     buffer tmp;
     buffer& dst = aliased ? tmp : out;
     dst.resize_discard(bound);
-    const std::size_t n = c == deflate_container::gzip
-                              ? libdeflate_gzip_compress(comp, in.data(), in.size(), dst.data(), dst.size())
-                              : libdeflate_zlib_compress(comp, in.data(), in.size(), dst.data(), dst.size());
+    const std::size_t n =
+        c == deflate_container::gzip   ? libdeflate_gzip_compress(comp, in.data(), in.size(), dst.data(), dst.size())
+        : c == deflate_container::zlib ? libdeflate_zlib_compress(comp, in.data(), in.size(), dst.data(), dst.size())
+                                       : libdeflate_deflate_compress(comp, in.data(), in.size(), dst.data(), dst.size());
     if (n == 0)
     {
         throw codec_error(codec_errc::encode_failed, stage, "libdeflate could not compress");
@@ -320,7 +338,7 @@ inline void deflate_all(deflate_container c, int level, byte_view in, buffer& ou
     }
 #else
     z_stream zs{};
-    const int window = c == deflate_container::gzip ? 15 + 16 : 15;
+    const int window = zlib_window_bits(c);
     if (deflateInit2(&zs, level, Z_DEFLATED, window, 8, Z_DEFAULT_STRATEGY) != Z_OK)
     {
         throw codec_error(codec_errc::encode_failed, stage, "deflateInit2 failed");

@@ -5,6 +5,8 @@
  *    /data/x.zarr, x.zarr, file:///data/x.zarr    filesystem_store
  *    http://host/x.zarr, https://host/x.zarr      http_store (read-only; needs libcurl)
  *    s3://bucket/prefix                           s3_store (needs libcurl, libcrypto, expat)
+ *    any of them ending in a *.zip segment        zip_store over the archive that segment names,
+ *      (x.zarr.zip, https://h/x.zarr.zip/a/b)     read-only, rooted at what follows it (a/b)
  *
  *  The remote schemes are there when the build has their libraries (ZARRXT_HAS_CURL,
  *  ZARRXT_HAS_S3); otherwise such a URL is store.1 saying what is missing. Options for the remote
@@ -16,6 +18,7 @@
 #include "../config.hpp"
 #include "any_store.hpp"
 #include "filesystem.hpp"
+#include "zip_store.hpp"
 
 #if ZARRXT_HAS_CURL
 #include "http.hpp"
@@ -24,8 +27,11 @@
 #include "s3.hpp"
 #endif
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace zarrxt
 {
@@ -63,9 +69,81 @@ inline bool is_remote_url(std::string_view url)
     return s == "http" || s == "https" || s == "s3";
 }
 
+/// A URL or path with a zip archive in it: `base/x.zip/inner` -> {base, "x.zip", "inner"}.
+struct zip_url
+{
+    std::string base;    ///< the store holding the archive ("." for a bare file name)
+    std::string archive; ///< the archive's key in it
+    std::string root;    ///< the node path inside the archive
+};
+
+/// The first path segment of `url` that ends in ".zip" (any case), if there is one. A host name
+/// is not a segment (`https://example.zip/x.zarr` is not an archive).
+inline std::optional<zip_url> split_zip_url(std::string_view url)
+{
+    std::size_t path_start = 0;
+    if (const auto colon = url.find("://"); colon != std::string_view::npos)
+    {
+        path_start = url.find('/', colon + 3);
+        if (path_start == std::string_view::npos)
+        {
+            return std::nullopt;
+        }
+        if (store_scheme(url) == "file")
+        {
+            path_start = colon + 3;
+        }
+    }
+    std::size_t begin = path_start;
+    while (begin < url.size())
+    {
+        std::size_t end = url.find('/', begin);
+        if (end == std::string_view::npos)
+        {
+            end = url.size();
+        }
+        const std::string_view seg = url.substr(begin, end - begin);
+        if (seg.size() > 4)
+        {
+            std::string tail(seg.substr(seg.size() - 4));
+            for (auto& c : tail)
+            {
+                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            }
+            // A local directory that happens to be named *.zip is a directory, not an archive.
+            const bool local = path_start == 0 || store_scheme(url) == "file";
+            const std::size_t local_from = path_start == 0 ? 0 : path_start;
+            std::error_code ec;
+            if (tail == ".zip" &&
+                !(local && std::filesystem::is_directory(std::string(url.substr(local_from, end - local_from)), ec)))
+            {
+                zip_url z;
+                z.base = begin == 0 ? "." : std::string(url.substr(0, begin - 1));
+                if (z.base.empty())
+                {
+                    z.base = "/";
+                }
+                z.archive = std::string(seg);
+                z.root = end < url.size() ? normalize_path(url.substr(end + 1)) : std::string();
+                return z;
+            }
+        }
+        begin = end + 1;
+    }
+    return std::nullopt;
+}
+
 /// The store `url` names (see the file comment).
 inline any_store open_store(std::string_view url, const store_options& options = {})
 {
+    if (auto z = split_zip_url(url))
+    {
+        zip_options zo;
+        zo.root = z->root;
+        any_store base = open_store(z->base, options);
+        std::string shown = base.describe() + "/" + z->archive + (z->root.empty() ? "" : "/" + z->root);
+        return any_store(zip_store<any_store>(std::move(base), z->archive, std::move(zo)), std::move(shown));
+    }
     const std::string scheme = store_scheme(url);
     if (scheme == "file")
     {
