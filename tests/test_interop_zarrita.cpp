@@ -23,29 +23,13 @@ std::string zarrita_peer_script()
     return zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/zarrita_peer.mjs";
 }
 
-/// Node.js from $PATH (Debian installs it as /usr/bin/node), or "" when there is none.
-std::string node_program()
-{
-    std::stringstream path(zxtest::env("PATH", "/usr/bin"));
-    std::string dir;
-    while (std::getline(path, dir, ':'))
-    {
-        const auto p = std::filesystem::path(dir.empty() ? "." : dir) / "node";
-        if (::access(p.c_str(), X_OK) == 0)
-        {
-            return p.string();
-        }
-    }
-    return {};
-}
-
 /// The zarrita version these tests were written against (scripts/lib.sh installs it).
 constexpr const char* zarrita_version = "0.7.5";
 
 /// Why the zarrita peer cannot run here, or "" when it can.
 std::string zarrita_missing()
 {
-    if (node_program().empty())
+    if (zxtest::node_program().empty())
     {
         return "Node.js is not installed";
     }
@@ -87,8 +71,8 @@ std::string zarrita_wrong()
 std::string peer_command(const std::string& verb, const std::string& dir)
 {
     return "ZARRXT_NODE_MODULES=" + zxtest::quote(zxtest::env("ZARRXT_NODE_MODULES")) + " " +
-           zxtest::quote(node_program()) + " " + zxtest::quote(zarrita_peer_script()) + " " + verb + " " +
-           zxtest::quote(dir);
+           zxtest::quote(zxtest::node_program()) + " " + zxtest::quote(zarrita_peer_script()) + " " + verb +
+           " " + zxtest::quote(dir);
 }
 
 /// The matrix zarrita writes, generated once per process and shared by the test cases.
@@ -240,7 +224,8 @@ std::vector<zx::json> codec_variants(const zx::json& e)
     const std::string dtype = e.at("dtype").get<std::string>();
     const zx::json bytes_le = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
     const zx::json bytes_be = {{"name", "bytes"}, {"configuration", {{"endian", "big"}}}};
-    auto variant = [&](const std::string& label, zx::json codecs) {
+    auto variant = [&](const std::string& label, zx::json codecs)
+    {
         zx::json v = e;
         v["name"] = name + "." + label;
         v["codecs"] = std::move(codecs);
@@ -248,8 +233,10 @@ std::vector<zx::json> codec_variants(const zx::json& e)
         v.erase("digest");
         out.push_back(v);
     };
-    variant("numcodecs-zlib", zx::json::array({bytes_le, {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}}));
-    auto cast = [](const char* to, zx::json extra = zx::json::object()) {
+    variant("numcodecs-zlib",
+            zx::json::array({bytes_le, {{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}}));
+    auto cast = [](const char* to, zx::json extra = zx::json::object())
+    {
         zx::json cfg = {{"data_type", to}};
         cfg.update(extra);
         return zx::json{{"name", "cast_value"}, {"configuration", cfg}};
@@ -264,26 +251,31 @@ std::vector<zx::json> codec_variants(const zx::json& e)
     }
     else if (dtype == "float32")
     {
-        variant("cast-float64", zx::json::array({cast("float64"), bytes_le,
-                                                 {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", true}}}}}));
+        variant("cast-float64",
+                zx::json::array({cast("float64"),
+                                 bytes_le,
+                                 {{"name", "zstd"}, {"configuration", {{"level", 1}, {"checksum", true}}}}}));
     }
     if (dtype == "float32" || dtype == "float64")
     {
         // numcodecs.bitround in v3, keeping every mantissa bit (so the values survive exactly).
         variant("numcodecs-bitround",
-                zx::json::array({{{"name", "numcodecs.bitround"}, {"configuration", {{"keepbits", dtype == "float32" ? 23 : 52}}}},
+                zx::json::array({{{"name", "numcodecs.bitround"},
+                                  {"configuration", {{"keepbits", dtype == "float32" ? 23 : 52}}}},
                                  bytes_le}));
     }
     else if (dtype == "int32")
     {
-        variant("scale-offset-cast",
-                zx::json::array({{{"name", "scale_offset"}, {"configuration", {{"offset", 7}, {"scale", -1}}}},
-                                 cast("int64"), bytes_be}));
+        variant("scale-offset-cast", zx::json::array({{{"name", "scale_offset"},
+                                                       {"configuration", {{"offset", 7}, {"scale", -1}}}},
+                                                      cast("int64"),
+                                                      bytes_be}));
     }
     else if (dtype == "uint32")
     {
-        variant("scale-offset", zx::json::array({{{"name", "scale_offset"}, {"configuration", {{"offset", 4000000000u}}}},
-                                                 bytes_le}));
+        variant("scale-offset",
+                zx::json::array(
+                    {{{"name", "scale_offset"}, {"configuration", {{"offset", 4000000000u}}}}, bytes_le}));
     }
     return out;
 }
@@ -389,9 +381,11 @@ TEST_SUITE("interop")
             out["arrays"].push_back(e);
         }
         CHECK(sharded >= 20);
-        CHECK(std::count_if(entries.begin(), entries.end(), [](const zx::json& e) {
-                  return e.at("name").get<std::string>().find(".numcodecs-zlib") != std::string::npos;
-              }) >= 12);
+        CHECK(std::count_if(entries.begin(), entries.end(),
+                            [](const zx::json& e) {
+                                return e.at("name").get<std::string>().find(".numcodecs-zlib") !=
+                                       std::string::npos;
+                            }) >= 12);
         zxtest::write_file(dir.path() / "manifest.json", out.dump(1));
         const auto r = zxtest::run(peer_command("verify", dir.str()));
         CHECK_MESSAGE(r.status == 0, r.output);
@@ -415,7 +409,8 @@ TEST_SUITE("interop")
         REQUIRE(z.result.status == 0);
         zxtest::temp_dir dir("zarrxt-zarrita-convert");
         zx::filesystem_store v2_store{(dir.path() / "v2").string()};
-        zx::json out = {{"writer", "zarrxt (v2 zlib, then zarrxt convert with default options)"}, {"arrays", zx::json::array()}};
+        zx::json out = {{"writer", "zarrxt (v2 zlib, then zarrxt convert with default options)"},
+                        {"arrays", zx::json::array()}};
         for (const auto& e : z.manifest.at("arrays"))
         {
             const std::string name = e.at("name").get<std::string>();
@@ -435,17 +430,20 @@ TEST_SUITE("interop")
                 o.dimension_names.emplace();
                 for (const auto& n : e.at("dimension_names"))
                 {
-                    o.dimension_names->push_back(n.is_null() ? std::nullopt : std::optional<std::string>(n.get<std::string>()));
+                    o.dimension_names->push_back(
+                        n.is_null() ? std::nullopt : std::optional<std::string>(n.get<std::string>()));
                 }
             }
             zi::create_with_formula(v2_store, name, o, e);
             const auto dst = dir.path() / "arrays" / name;
-            const auto r = zxtest::run(zxtest::quote(tool) + " convert " + zxtest::quote((dir.path() / "v2" / name).string()) +
-                                       " " + zxtest::quote(dst.string()) + " --zarr-format 3");
+            const auto r = zxtest::run(zxtest::quote(tool) + " convert " +
+                                       zxtest::quote((dir.path() / "v2" / name).string()) + " " +
+                                       zxtest::quote(dst.string()) + " --zarr-format 3");
             REQUIRE_MESSAGE(r.status == 0, r.output);
             const zx::json doc = zi::read_json(dst / "zarr.json");
             REQUIRE(doc.at("codecs").size() == 2);
-            CHECK(doc["codecs"][1] == zx::json({{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}));
+            CHECK(doc["codecs"][1] ==
+                  zx::json({{"name", "numcodecs.zlib"}, {"configuration", {{"level", 1}}}}));
             zx::json entry = e;
             entry.erase("expected");
             entry.erase("digest");
@@ -577,14 +575,14 @@ TEST_SUITE("interop")
             zx::v2_options{
                 .shape = {4}, .chunks = {2}, .fill_value = "-", .string = zx::null_terminated_bytes(3)})
             .write({{0}, {3}}, xt::xtensor<std::string, 1>{"ab", "xyz", ""});
-        zx::create<std::string, 1>(store, "S0",
-                                   zx::v2_options{.shape = {5}, .chunks = {2}, .string = zx::null_terminated_bytes(3)})
+        zx::create<std::string, 1>(
+            store, "S0", zx::v2_options{.shape = {5}, .chunks = {2}, .string = zx::null_terminated_bytes(3)})
             .write({{0}, {2}}, xt::xtensor<std::string, 1>{"ab", "xyz"});
         auto dump = [&](const std::string& name)
         {
             const std::string cmd =
                 "ZARRXT_NODE_MODULES=" + zxtest::quote(zxtest::env("ZARRXT_NODE_MODULES")) + " " +
-                zxtest::quote(node_program()) + " " + zxtest::quote(zarrita_peer_script()) +
+                zxtest::quote(zxtest::node_program()) + " " + zxtest::quote(zarrita_peer_script()) +
                 " dump-strings " + zxtest::quote(dir.str()) + " " + zxtest::quote(name);
             const auto r = zxtest::run(cmd);
             REQUIRE_MESSAGE(r.status == 0, r.output);
@@ -606,8 +604,9 @@ TEST_SUITE("interop")
         CHECK(dump("S0")["values"] == zx::json({"ab", "xyz", "", "", ""}));
     }
 
-    TEST_CASE("variable-length strings: zarrxt's v3 string and v2 |O vlen-utf8 arrays read by zarrita value for "
-              "value; the corpus's v3 string arrays (zarr-python 3.1) read as zarrita reads them")
+    TEST_CASE(
+        "variable-length strings: zarrxt's v3 string and v2 |O vlen-utf8 arrays read by zarrita value for "
+        "value; the corpus's v3 string arrays (zarr-python 3.1) read as zarrita reads them")
     {
         ZX_REQUIRE_ZARRITA();
         zxtest::temp_dir dir("zarrxt-zarrita-vlen");
@@ -616,8 +615,8 @@ TEST_SUITE("interop")
         {
             const std::string cmd =
                 "ZARRXT_NODE_MODULES=" + zxtest::quote(zxtest::env("ZARRXT_NODE_MODULES")) + " " +
-                zxtest::quote(node_program()) + " " + zxtest::quote(zarrita_peer_script()) + " dump-strings " +
-                zxtest::quote(where) + " " + zxtest::quote(name) + " " + version;
+                zxtest::quote(zxtest::node_program()) + " " + zxtest::quote(zarrita_peer_script()) +
+                " dump-strings " + zxtest::quote(where) + " " + zxtest::quote(name) + " " + version;
             const auto r = zxtest::run(cmd);
             REQUIRE_MESSAGE(r.status == 0, r.output);
             return zx::json::parse(r.output);
@@ -640,11 +639,10 @@ TEST_SUITE("interop")
                                                   .string = zx::variable_length_string()})
             .write({{0, 0}, {2, 4}}, v);
         // v2 |O with vlen-utf8 (what zarr-python 2 writes for dtype=str).
-        zx::create<std::string, 2>(store, "v2",
-                                   zx::v2_options{.shape = {2, 4},
-                                                  .chunks = {1, 3},
-                                                  .fill_value = "-",
-                                                  .string = zx::variable_length_string()})
+        zx::create<std::string, 2>(
+            store, "v2",
+            zx::v2_options{
+                .shape = {2, 4}, .chunks = {1, 3}, .fill_value = "-", .string = zx::variable_length_string()})
             .write({{0, 0}, {2, 4}}, v);
         std::vector<std::string> want(v.begin(), v.end());
         const zx::json sharded = dump(dir.str(), "sharded", "v3");
@@ -665,9 +663,9 @@ TEST_SUITE("interop")
         }
         const std::filesystem::path fixtures = corpus / "zarrita.js/fixtures/v3/data.zarr";
         zx::filesystem_store fx{fixtures.string()};
-        for (const std::string name : {"1d.chunked.string.vlen", "1d.contiguous.string.compressed",
-                                       "1d.contiguous.string.vlen", "1d.string.empty", "1d.string.unicode",
-                                       "2d.chunked.string.vlen"})
+        for (const std::string name :
+             {"1d.chunked.string.vlen", "1d.contiguous.string.compressed", "1d.contiguous.string.vlen",
+              "1d.string.empty", "1d.string.unicode", "2d.chunked.string.vlen"})
         {
             CAPTURE(name);
             const zx::json e = dump(fixtures.string(), name, "v3");

@@ -57,22 +57,6 @@ zxtest::command_result python_peer(const std::string& verb, const std::filesyste
                        zxtest::quote(archive.string()));
 }
 
-/// Node.js from $PATH, or "".
-std::string node_program()
-{
-    std::stringstream path(zxtest::env("PATH", "/usr/bin"));
-    std::string dir;
-    while (std::getline(path, dir, ':'))
-    {
-        const auto p = std::filesystem::path(dir.empty() ? "." : dir) / "node";
-        if (::access(p.c_str(), X_OK) == 0)
-        {
-            return p.string();
-        }
-    }
-    return {};
-}
-
 std::string bytes_of_file(const std::filesystem::path& p)
 {
     return zxtest::read_file(p);
@@ -397,15 +381,15 @@ TEST_SUITE("zip")
         CHECK(counted.stats().reads <= 2);
 
         const std::string nm = zxtest::env("ZARRXT_NODE_MODULES");
-        if (node_program().empty() || nm.empty() ||
+        if (zxtest::node_program().empty() || nm.empty() ||
             !std::filesystem::exists(std::filesystem::path(nm) / "zarrita"))
         {
             ZX_SKIP_PEER("zarrita (Node.js and $ZARRXT_NODE_MODULES/zarrita) is not installed");
         }
-        const auto r =
-            zxtest::run("ZARRXT_NODE_MODULES=" + zxtest::quote(nm) + " " + zxtest::quote(node_program()) +
-                        " " + zxtest::quote(peer_script("zarrita_zip.mjs")) + " " +
-                        zxtest::quote(dest.string()) + " g/sharded");
+        const auto r = zxtest::run("ZARRXT_NODE_MODULES=" + zxtest::quote(nm) + " " +
+                                   zxtest::quote(zxtest::node_program()) + " " +
+                                   zxtest::quote(peer_script("zarrita_zip.mjs")) + " " +
+                                   zxtest::quote(dest.string()) + " g/sharded");
         INFO(r.output.substr(0, 2000));
         REQUIRE(r.status == 0);
         const auto j = zx::json::parse(r.output);

@@ -24,11 +24,11 @@ namespace zxtest
 /// A test case that cannot run here says so on a line the summary script counts as skipped.
 /// Only for what a build may lack on purpose (a sanitizer, an optional library, the tool); a
 /// missing peer or corpus uses ZX_SKIP_PEER / ZX_SKIP_CORPUS.
-#define ZX_SKIP(msg)                                                                                          \
-    do                                                                                                        \
-    {                                                                                                         \
-        std::cout << "ZARRXT-SKIP: " << (msg) << std::endl;                                                   \
-        return;                                                                                               \
+#define ZX_SKIP(msg)                                                                                         \
+    do                                                                                                       \
+    {                                                                                                        \
+        std::cout << "ZARRXT-SKIP: " << (msg) << std::endl;                                                  \
+        return;                                                                                              \
     } while (0)
 
 /// A peer (python3-zarr, zarrita) or the conformance corpus is missing: a skip, except when
@@ -87,7 +87,7 @@ private:
 
 struct command_result
 {
-    int status = -1; ///< exit status, or -1 when the program did not exit normally
+    int status = -1;    ///< exit status, or -1 when the program did not exit normally
     std::string output; ///< stdout and stderr together
 };
 
@@ -147,7 +147,10 @@ inline void write_file(const std::filesystem::path& p, const std::string& s)
 class lcg
 {
 public:
-    explicit lcg(std::uint64_t seed = 1) : m_state(seed) {}
+    explicit lcg(std::uint64_t seed = 1)
+        : m_state(seed)
+    {
+    }
     std::uint64_t next()
     {
         m_state = m_state * 6364136223846793005ull + 1442695040888963407ull;
@@ -157,6 +160,22 @@ public:
 private:
     std::uint64_t m_state;
 };
+
+/// Node.js from $PATH (Debian installs it as /usr/bin/node), or "" when there is none.
+inline std::string node_program()
+{
+    std::stringstream path(env("PATH", "/usr/bin"));
+    std::string dir;
+    while (std::getline(path, dir, ':'))
+    {
+        const auto p = std::filesystem::path(dir.empty() ? "." : dir) / "node";
+        if (::access(p.c_str(), X_OK) == 0)
+        {
+            return p.string();
+        }
+    }
+    return {};
+}
 
 /// Debian's python3 (the one that sees python3-zarr), or "" when absent.
 inline std::string debian_python()
