@@ -1209,7 +1209,10 @@ int cmd_convert(const std::vector<std::string>& argv)
         std::vector<zx::codec_spec> specs;
         if (sh != nullptr)
         {
-            for (const auto& c : sh->configuration()["codecs"])
+            // configuration() returns a value: it must outlive the loop (a range-for over a member
+            // of the temporary read freed memory; ASan found it converting a sharded array).
+            const zx::json config = sh->configuration();
+            for (const auto& c : config["codecs"])
             {
                 specs.emplace_back(c["name"].get<std::string>(),
                                    c.value("configuration", zx::json::object()));
