@@ -388,7 +388,7 @@ TEST_SUITE("zip")
         }
         const auto r = zxtest::run("ZARRXT_NODE_MODULES=" + zxtest::quote(nm) + " " +
                                    zxtest::quote(zxtest::node_program()) + " " +
-                                   zxtest::quote(peer_script("zarrita_zip.mjs")) + " " +
+                                   zxtest::quote(peer_script("zarrita_peer.mjs")) + " dump-zip " +
                                    zxtest::quote(dest.string()) + " g/sharded");
         INFO(r.output.substr(0, 2000));
         REQUIRE(r.status == 0);

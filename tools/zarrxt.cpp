@@ -378,6 +378,12 @@ std::vector<std::uint64_t> parse_list(const std::string& s, const char* what)
 
 // ---------------------------------------------------------------------------------------- arrays
 
+/// A local path given as a path or a file:// URL, as a path.
+std::string local_path(const std::string& path)
+{
+    return path.rfind("file://", 0) == 0 ? path.substr(7) : path;
+}
+
 /// The store holding PATH (a directory or a URL) as its root node. A store that cannot list (an
 /// HTTP server) is read through its consolidated metadata when it has some, so that groups list.
 store_t store_for(const std::string& path)
@@ -385,7 +391,7 @@ store_t store_for(const std::string& path)
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         // A local archive (x.zarr.zip, x.zarr.zip/inner/node): open_store reads it by ranges.
-        const fs::path archive = fs::path(z->base.rfind("file://", 0) == 0 ? z->base.substr(7) : z->base) / z->archive;
+        const fs::path archive = fs::path(local_path(z->base)) / z->archive;
         if (!fs::is_regular_file(archive))
         {
             throw zx::array_error(zx::array_errc::node_not_found, "no such zip archive: " + archive.string());
@@ -402,8 +408,7 @@ store_t store_for(const std::string& path)
         }
         return s;
     }
-    const std::string dir =
-        zx::store_scheme(path) == "file" && path.rfind("file://", 0) == 0 ? path.substr(7) : path;
+    const std::string dir = local_path(path);
     if (!fs::is_directory(dir))
     {
         throw zx::array_error(zx::array_errc::node_not_found, "no such directory: " + path);
@@ -411,8 +416,8 @@ store_t store_for(const std::string& path)
     return zx::open_store(path);
 }
 
-/// A zip archive this command is writing: published by finish_output() once the command has
-/// written everything (a failed command leaves the destination as it was).
+/// A zip archive this command is writing: committed by cmd_convert once it has written
+/// everything (a failed command leaves the destination as it was).
 std::optional<zx::zip_writer> pending_zip;
 
 /// The store a command writes to: a directory (made when missing), a new local zip archive
@@ -425,8 +430,7 @@ store_t output_store_for(const std::string& path, bool overwrite)
         {
             throw usage_error("a zip archive is written as a whole: \"" + path + "\" names a node inside one");
         }
-        const fs::path archive =
-            fs::path(z->base.rfind("file://", 0) == 0 ? z->base.substr(7) : z->base) / z->archive;
+        const fs::path archive = fs::path(local_path(z->base)) / z->archive;
         if (fs::exists(archive) && !overwrite)
         {
             throw zx::array_error(zx::array_errc::node_exists,
@@ -437,7 +441,7 @@ store_t output_store_for(const std::string& path, bool overwrite)
     }
     if (!zx::is_remote_url(path))
     {
-        fs::create_directories(path.rfind("file://", 0) == 0 ? path.substr(7) : path);
+        fs::create_directories(local_path(path));
     }
     return zx::open_store(path);
 }

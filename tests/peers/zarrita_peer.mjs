@@ -2,6 +2,10 @@
 //
 //   node zarrita_peer.mjs write DIR    write a matrix of v3 arrays with zarrita into DIR
 //   node zarrita_peer.mjs verify DIR   read arrays zarrxt wrote into DIR and check every value
+//   node zarrita_peer.mjs dump-zip ARCHIVE NAME
+//                                      print {shape, data} of the v3 array NAME inside the zip
+//                                      archive ARCHIVE, read through @zarrita/storage's
+//                                      ZipFileStore (STORED entries by range), as JSON
 //   node zarrita_peer.mjs dump-strings DIR NAME
 //                                      print the v2 fixed-width string array DIR/NAME (|S n, <U n)
 //                                      as zarrita reads it: {dtype, shape, values} as JSON
@@ -50,6 +54,8 @@ if (!NM || !fs.existsSync(path.join(NM, "zarrita", "package.json"))) {
 const zarr = await import(pathToFileURL(path.join(NM, "zarrita", "dist", "src", "index.js")).href);
 const fsStoreUrl = pathToFileURL(path.join(NM, "@zarrita", "storage", "dist", "src", "fs.js")).href;
 const FileSystemStore = (await import(fsStoreUrl)).default;
+const zipStoreUrl = pathToFileURL(path.join(NM, "@zarrita", "storage", "dist", "src", "zip.js")).href;
+const ZipFileStore = (await import(zipStoreUrl)).default;
 const ZARRITA_VERSION = JSON.parse(fs.readFileSync(path.join(NM, "zarrita", "package.json"), "utf8")).version;
 
 // --------------------------------------------------------------------------------- formula
@@ -688,6 +694,15 @@ async function dumpStrings(dir, name, version) {
   return 0;
 }
 
+async function dumpZip(archive, name) {
+  const store = ZipFileStore.fromBlob(new Blob([fs.readFileSync(archive)]));
+  const arr = await zarr.open.v3(zarr.root(store).resolve(name), { kind: "array" });
+  const chunk = await zarr.get(arr);
+  // Written synchronously: the process.exit below would cut an asynchronous pipe write short.
+  fs.writeSync(1, JSON.stringify({ shape: chunk.shape, data: Array.from(chunk.data, Number) }) + "\n");
+  return 0;
+}
+
 // ------------------------------------------------------------------------------------- main
 
 const [cmd, dir, name, version] = process.argv.slice(2);
@@ -695,5 +710,6 @@ let status = 2;
 if (cmd === "write" && dir) status = await writeMatrix(dir);
 else if (cmd === "verify" && dir) status = await verify(dir);
 else if (cmd === "dump-strings" && dir && name) status = await dumpStrings(dir, name, version);
-else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME [v3]");
+else if (cmd === "dump-zip" && dir && name) status = await dumpZip(dir, name);
+else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME [v3] | dump-zip ARCHIVE NAME");
 process.exit(status);

@@ -46,20 +46,24 @@ struct store_options
 #endif
 };
 
-/// The scheme of a store URL: "file" for plain paths.
-inline std::string store_scheme(std::string_view url)
+namespace detail
 {
-    const auto colon = url.find("://");
-    if (colon == std::string_view::npos)
-    {
-        return "file";
-    }
-    std::string s(url.substr(0, colon));
+inline std::string ascii_lower(std::string_view in)
+{
+    std::string s(in);
     for (auto& c : s)
     {
         c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     return s;
+}
+} // namespace detail
+
+/// The scheme of a store URL: "file" for plain paths.
+inline std::string store_scheme(std::string_view url)
+{
+    const auto colon = url.find("://");
+    return colon == std::string_view::npos ? "file" : detail::ascii_lower(url.substr(0, colon));
 }
 
 /// Whether `url` names a remote store (http, https, s3).
@@ -82,16 +86,13 @@ struct zip_url
 inline std::optional<zip_url> split_zip_url(std::string_view url)
 {
     std::size_t path_start = 0;
+    const bool local = store_scheme(url) == "file";
     if (const auto colon = url.find("://"); colon != std::string_view::npos)
     {
-        path_start = url.find('/', colon + 3);
+        path_start = local ? colon + 3 : url.find('/', colon + 3);
         if (path_start == std::string_view::npos)
         {
             return std::nullopt;
-        }
-        if (store_scheme(url) == "file")
-        {
-            path_start = colon + 3;
         }
     }
     std::size_t begin = path_start;
@@ -103,30 +104,21 @@ inline std::optional<zip_url> split_zip_url(std::string_view url)
             end = url.size();
         }
         const std::string_view seg = url.substr(begin, end - begin);
-        if (seg.size() > 4)
+        // A local directory that happens to be named *.zip is a directory, not an archive.
+        std::error_code ec;
+        if (seg.size() > 4 && detail::ascii_lower(seg.substr(seg.size() - 4)) == ".zip" &&
+            !(local &&
+              std::filesystem::is_directory(std::string(url.substr(path_start, end - path_start)), ec)))
         {
-            std::string tail(seg.substr(seg.size() - 4));
-            for (auto& c : tail)
+            zip_url z;
+            z.base = begin == 0 ? "." : std::string(url.substr(0, begin - 1));
+            if (z.base.empty())
             {
-                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+                z.base = "/";
             }
-            // A local directory that happens to be named *.zip is a directory, not an archive.
-            const bool local = path_start == 0 || store_scheme(url) == "file";
-            const std::size_t local_from = path_start == 0 ? 0 : path_start;
-            std::error_code ec;
-            if (tail == ".zip" &&
-                !(local && std::filesystem::is_directory(std::string(url.substr(local_from, end - local_from)), ec)))
-            {
-                zip_url z;
-                z.base = begin == 0 ? "." : std::string(url.substr(0, begin - 1));
-                if (z.base.empty())
-                {
-                    z.base = "/";
-                }
-                z.archive = std::string(seg);
-                z.root = end < url.size() ? normalize_path(url.substr(end + 1)) : std::string();
-                return z;
-            }
+            z.archive = std::string(seg);
+            z.root = end < url.size() ? normalize_path(url.substr(end + 1)) : std::string();
+            return z;
         }
         begin = end + 1;
     }

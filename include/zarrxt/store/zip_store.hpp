@@ -109,6 +109,8 @@ private:
     /// known yet (the local extra field may be longer than the central one; then a second read).
     void fetch_entry(std::size_t index, const entry& e, buffer& out) const;
     std::uint64_t data_offset(std::size_t index, const entry& e) const;
+    /// The data offset the local header at the start of `header` gives, checked and remembered.
+    std::uint64_t remember_data_offset(std::size_t index, const entry& e, byte_view header) const;
     void check_crc(const entry& e, byte_view data) const;
 
     template <class F>
@@ -271,12 +273,22 @@ const
     }
     buffer header;
     fetch(e.local_offset, z::local_header_size, header);
-    const std::uint64_t at = e.local_offset + z::local_header_length(header.view(), e, m_state->key);
+    return remember_data_offset(index, e, header.view());
+}
+
+template <class Inner>
+requires store_policy<Inner> std::uint64_t zip_store<Inner>::remember_data_offset(std::size_t index,
+                                                                                  const entry& e,
+                                                                                  byte_view header)
+const
+{
+    namespace z = detail::zip;
+    const std::uint64_t at = e.local_offset + z::local_header_length(header, e, m_state->key);
     if (at > m_state->directory_offset || e.compressed_size > m_state->directory_offset - at)
     {
         z::malformed(m_state->key, "entry \"" + e.name + "\": its data runs into the central directory");
     }
-    cached.store(at, std::memory_order_relaxed);
+    m_state->data_offsets[index].store(at, std::memory_order_relaxed);
     return at;
 }
 
@@ -296,21 +308,17 @@ void zip_store<Inner>::fetch_entry(std::size_t index, const entry& e, buffer& ou
     const std::uint64_t guess =
         std::min<std::uint64_t>(room, z::local_header_size + e.name.size() + 64 + e.compressed_size);
     fetch(e.local_offset, guess, out);
-    const std::size_t header = z::local_header_length(out.view(), e, m_state->key);
-    const std::uint64_t at = e.local_offset + header;
-    if (at > m_state->directory_offset || e.compressed_size > m_state->directory_offset - at)
-    {
-        z::malformed(m_state->key, "entry \"" + e.name + "\": its data runs into the central directory");
-    }
-    m_state->data_offsets[index].store(at, std::memory_order_relaxed);
+    const std::uint64_t at = remember_data_offset(index, e, out.view());
+    const std::uint64_t header = at - e.local_offset;
     if (header + e.compressed_size > out.size())
     {
         fetch(at, e.compressed_size, out); // a long local extra field: read the data alone
         return;
     }
-    if (header != 0 && e.compressed_size != 0)
+    if (e.compressed_size != 0)
     {
-        std::memmove(out.data(), out.data() + header, static_cast<std::size_t>(e.compressed_size));
+        std::memmove(out.data(), out.data() + static_cast<std::size_t>(header),
+                     static_cast<std::size_t>(e.compressed_size));
     }
     out.resize(static_cast<std::size_t>(e.compressed_size));
 }
