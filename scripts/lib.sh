@@ -17,8 +17,9 @@ ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-jso
 ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin nginx-light openssl)
 # MPI for zarrxt/mpi.hpp and the `mpi` suite (scripts/test builds with -Dmpi=enabled).
 ZX_MPI_PKGS=(libopenmpi-dev openmpi-bin)
-# The consumer tests (suite consumers) build a program with CMake against the installed package.
-ZX_CONSUMER_PKGS=(cmake)
+# The consumer tests (suite consumers) build a program with CMake against the installed package;
+# the C API's Fortran test (suite c_api) needs gfortran.
+ZX_CONSUMER_PKGS=(cmake gfortran)
 
 zx_missing_pkgs() {
   local p missing=()

@@ -12,7 +12,7 @@ trap 'rm -rf "$work"' EXIT
 
 # The project is copied out of the source tree so that nothing is written into it.
 cp -r "$src/tests/consumers/$kind" "$work/project"
-cp "$src/tests/consumers/consumer.cpp" "$work/project/"
+cp "$src/tests/consumers/consumer.cpp" "$src/tests/consumers/consumer_c.c" "$work/project/"
 
 stage() {
   meson install -C "$build" --no-rebuild --quiet --destdir "$work/stage" >"$work/install.log" 2>&1 ||
@@ -20,7 +20,8 @@ stage() {
   staged="$work/stage$prefix"
   for f in "$staged/$libdir/cmake/zarrxt/zarrxtConfig.cmake" "$staged/$libdir/cmake/zarrxt/zarrxtConfigVersion.cmake" \
            "$staged/$libdir/pkgconfig/zarrxt.pc" "$staged/$libdir/libzarrxt_compiled.a" \
-           "$staged/include/zarrxt/zarrxt.hpp"; do
+           "$staged/include/zarrxt/zarrxt.hpp" "$staged/include/zarrxt.h" "$staged/$libdir/pkgconfig/zarrxt-c.pc" \
+           "$staged/$libdir/libzarrxt_c.a" "$staged/$libdir/libzarrxt_c.so"; do
     [ -f "$f" ] || { echo "meson install did not install ${f#"$work/stage"}"; return 1; }
   done
 }
@@ -43,6 +44,11 @@ cmake)
   cmake --build "$work/b"
   check_run "$work/b/consumer"
   check_run "$work/b/consumer_compiled"
+  check_run "$work/b/consumer_c"
+  check_run "$work/b/consumer_c_static"
+  # The shared C program runs on the staged library, not on an installed copy.
+  ldd "$work/b/consumer_c" | grep -q "$staged/$libdir/libzarrxt_c.so" ||
+    { echo "consumer_c does not load the staged libzarrxt_c: $(ldd "$work/b/consumer_c")"; exit 1; }
   ;;
 pkgconfig)
   stage
@@ -55,13 +61,23 @@ pkgconfig)
   meson setup "$work/b" "$work/project" --buildtype=plain -Dexpect_version="$version"
   ninja -C "$work/b"
   check_run "$work/b/consumer"
+  LD_LIBRARY_PATH="$staged/$libdir" check_run "$work/b/consumer_c"
+  # The static C library as docs/c-api.md links it: zarrxt's archives static, the system libraries
+  # shared (pkg-config --static lists them).
+  cc -std=c99 -Wall -Wextra -Werror -DZARRXT_EXPECTED_VERSION="\"$version\"" $(pkg-config --cflags zarrxt-c) \
+    "$work/project/consumer_c.c" -o "$work/b/consumer_c_static" \
+    -Wl,-Bstatic $(pkg-config --libs-only-L zarrxt-c) -lzarrxt_c -lzarrxt_compiled -Wl,-Bdynamic \
+    $(pkg-config --static --libs zarrxt-c | sed 's/ -lzarrxt_c / /; s/ -lzarrxt_compiled / /')
+  ldd "$work/b/consumer_c_static" | grep -q libzarrxt_c && { echo "consumer_c_static loads libzarrxt_c.so"; exit 1; }
+  check_run "$work/b/consumer_c_static"
   ;;
 subproject)
   mkdir -p "$work/project/subprojects"
   ln -s "$src" "$work/project/subprojects/zarrxt"
   meson setup "$work/b" "$work/project" --buildtype=plain -Dexpect_version="$version"
-  ninja -C "$work/b" consumer
+  ninja -C "$work/b" consumer consumer_c
   check_run "$work/b/consumer"
+  check_run "$work/b/consumer_c"
   ;;
 *)
   echo "unknown consumer kind $kind"

@@ -121,15 +121,8 @@ public:
                                               const v3_options& o, Executor exec, Limits limits)
     {
         const std::string p = normalize_path(path);
-        const std::string meta_key = join_key(p, "zarr.json");
-        array_metadata m = make_v3_metadata(meta_key, dtype, o);
-        auto core = with_key_context(
-            meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
-        // Write the codec configurations as the bound codecs state them (defaults filled in).
-        adopt_bound_codecs(core->m_meta, core->m_chain.specs());
-        ensure_parent_groups(store, p, 3, core->m_lv);
-        write_array_metadata(store, p, core->m_meta);
-        return core;
+        array_metadata m = make_v3_metadata(join_key(p, "zarr.json"), dtype, o);
+        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits));
     }
 
     /// Create a v2 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
@@ -137,11 +130,27 @@ public:
                                               const v2_options& o, Executor exec, Limits limits)
     {
         const std::string p = normalize_path(path);
-        const std::string meta_key = join_key(p, ".zarray");
-        array_metadata m = make_v2_metadata(meta_key, dtype, o);
+        array_metadata m = make_v2_metadata(join_key(p, ".zarray"), dtype, o);
+        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits));
+    }
+
+    /// Create an array from validated metadata (make_v3_metadata / make_v2_metadata, or
+    /// parse_v3_array / parse_v2_array of a document a caller wrote): replace a node at the path when
+    /// `overwrite`, add the groups above it, write the document.
+    static std::shared_ptr<array_core> create_from_metadata(Store& store, std::string_view path, array_metadata m,
+                                                            bool overwrite, Executor exec, Limits limits)
+    {
+        const std::string p = normalize_path(path);
+        const int format = m.zarr_format;
+        const std::string meta_key = join_key(p, format == 3 ? "zarr.json" : ".zarray");
         auto core = with_key_context(
-            meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, o.overwrite); });
-        ensure_parent_groups(store, p, 2, core->m_lv);
+            meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, overwrite); });
+        if (format == 3)
+        {
+            // Write the codec configurations as the bound codecs state them (defaults filled in).
+            adopt_bound_codecs(core->m_meta, core->m_chain.specs());
+        }
+        ensure_parent_groups(store, p, format, core->m_lv);
         write_array_metadata(store, p, core->m_meta);
         return core;
     }
