@@ -8,8 +8,10 @@ import re
 import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
-# The error codes: error.hpp's, and the MPI layer's own (zarrxt/mpi.hpp, optional).
-header = (root / "include/zarrxt/error.hpp").read_text() + (root / "include/zarrxt/mpi.hpp").read_text()
+# The error codes: error.hpp's, the MPI layer's own (zarrxt/mpi.hpp, optional) and the C API's
+# (tools/zarrxt_c.cpp).
+header = (root / "include/zarrxt/error.hpp").read_text() + (root / "include/zarrxt/mpi.hpp").read_text() + \
+    (root / "tools/zarrxt_c.cpp").read_text()
 errors_md = (root / "docs/errors.md").read_text()
 status_md = (root / "docs/status.md").read_text()
 registry = (root / "include/zarrxt/codec/registry.hpp").read_text()

@@ -8,6 +8,7 @@
 
 #include <xtensor/xview.hpp>
 #include <zarrxt/store/http.hpp>
+#include <zarrxt/store/open_store.hpp>
 #include <zarrxt/zarrxt.hpp>
 
 #include <bit>
@@ -749,6 +750,18 @@ TEST_SUITE("remote")
         // Without consolidated metadata there is nothing to list from.
         const auto plain = zx::open_consolidated(v2, "", zx::consolidated_mode::never);
         ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.7", "/", names(plain, ""));
+
+        // The same through any_store (open_store, the tool, the C API): the HTTP store inside
+        // cannot list at run time, so the snapshot answers instead of the server's store.7.
+        const zx::any_store any = zx::open_store(server.url("zarrita.js/fixtures/v2/data.zarr"));
+        REQUIRE_FALSE(any.listable());
+        const zx::any_store view_any(zx::open_consolidated(any, ""), "consolidated");
+        CHECK(zx::group<zx::any_store>::open(view_any, "").children().size() == 33);
+        ZX_EXPECT_ERROR(
+            zx::store_error, "zarrxt.store.7", "/",
+            zx::group<zx::any_store>::open(
+                zx::any_store(zx::open_consolidated(any, "", zx::consolidated_mode::never), "plain"), "")
+                .children());
     }
 
     TEST_CASE("a read of many compressed chunks keeps their GETs in flight together (prefetch_objects)")

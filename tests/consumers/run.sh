@@ -7,6 +7,8 @@
 # usage: run.sh KIND SOURCE_ROOT BUILD_ROOT VERSION PREFIX LIBDIR
 set -euo pipefail
 kind="$1" src="$2" build="$3" version="$4" prefix="$5" libdir="$6"
+# meson test points LD_LIBRARY_PATH at the build tree; a consumer must find the staged libraries.
+unset LD_LIBRARY_PATH
 work="$(mktemp -d "${TMPDIR:-/tmp}/zarrxt-consumer-$kind-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
@@ -47,8 +49,10 @@ cmake)
   check_run "$work/b/consumer_c"
   check_run "$work/b/consumer_c_static"
   # The shared C program runs on the staged library, not on an installed copy.
-  ldd "$work/b/consumer_c" | grep -q "$staged/$libdir/libzarrxt_c.so" ||
-    { echo "consumer_c does not load the staged libzarrxt_c: $(ldd "$work/b/consumer_c")"; exit 1; }
+  # (ldd's output is kept first: grep -q stopping early would make ldd fail under pipefail.)
+  libs="$(ldd "$work/b/consumer_c")"
+  grep -q "$staged/$libdir/libzarrxt_c.so" <<<"$libs" ||
+    { echo "consumer_c does not load the staged libzarrxt_c: $libs"; exit 1; }
   ;;
 pkgconfig)
   stage
@@ -68,7 +72,8 @@ pkgconfig)
     "$work/project/consumer_c.c" -o "$work/b/consumer_c_static" \
     -Wl,-Bstatic $(pkg-config --libs-only-L zarrxt-c) -lzarrxt_c -lzarrxt_compiled -Wl,-Bdynamic \
     $(pkg-config --static --libs zarrxt-c | sed 's/ -lzarrxt_c / /; s/ -lzarrxt_compiled / /')
-  ldd "$work/b/consumer_c_static" | grep -q libzarrxt_c && { echo "consumer_c_static loads libzarrxt_c.so"; exit 1; }
+  libs="$(ldd "$work/b/consumer_c_static")"
+  if grep -q libzarrxt_c <<<"$libs"; then echo "consumer_c_static loads libzarrxt_c.so"; exit 1; fi
   check_run "$work/b/consumer_c_static"
   ;;
 subproject)

@@ -6,6 +6,7 @@
 //                                      print {shape, data} of the v3 array NAME inside the zip
 //                                      archive ARCHIVE, read through @zarrita/storage's
 //                                      ZipFileStore (STORED entries by range), as JSON
+//   node zarrita_peer.mjs dump DIR NAME   the same for the v3 array NAME of the directory DIR
 //   node zarrita_peer.mjs dump-strings DIR NAME
 //                                      print the v2 fixed-width string array DIR/NAME (|S n, <U n)
 //                                      as zarrita reads it: {dtype, shape, values} as JSON
@@ -694,13 +695,17 @@ async function dumpStrings(dir, name, version) {
   return 0;
 }
 
-async function dumpZip(archive, name) {
-  const store = ZipFileStore.fromBlob(new Blob([fs.readFileSync(archive)]));
+// Print {shape, data} of the v3 array NAME of `store` as JSON (data C-ordered, as numbers).
+async function dumpArray(store, name) {
   const arr = await zarr.open.v3(zarr.root(store).resolve(name), { kind: "array" });
   const chunk = await zarr.get(arr);
   // Written synchronously: the process.exit below would cut an asynchronous pipe write short.
   fs.writeSync(1, JSON.stringify({ shape: chunk.shape, data: Array.from(chunk.data, Number) }) + "\n");
   return 0;
+}
+
+async function dumpZip(archive, name) {
+  return dumpArray(ZipFileStore.fromBlob(new Blob([fs.readFileSync(archive)])), name);
 }
 
 // ------------------------------------------------------------------------------------- main
@@ -711,5 +716,6 @@ if (cmd === "write" && dir) status = await writeMatrix(dir);
 else if (cmd === "verify" && dir) status = await verify(dir);
 else if (cmd === "dump-strings" && dir && name) status = await dumpStrings(dir, name, version);
 else if (cmd === "dump-zip" && dir && name) status = await dumpZip(dir, name);
-else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME [v3] | dump-zip ARCHIVE NAME");
+else if (cmd === "dump" && dir && name) status = await dumpArray(new FileSystemStore(dir), name);
+else console.error("usage: node zarrita_peer.mjs write|verify DIR | dump-strings DIR NAME [v3] | dump-zip ARCHIVE NAME | dump DIR NAME");
 process.exit(status);

@@ -41,6 +41,21 @@ struct consolidated_snapshot
 namespace detail
 {
 
+/// Whether `s` can list now: a store type that decides at run time (any_store holding an HTTP
+/// store) says so itself; for the others the type decides.
+template <class S>
+bool can_list(const S& s) noexcept
+{
+    if constexpr (requires { { s.listable() } -> std::convertible_to<bool>; })
+    {
+        return s.listable();
+    }
+    else
+    {
+        return listable_store<S>;
+    }
+}
+
 /// Stands in for S::object_handle when S has none (never used: open_object is then absent).
 struct no_object_handle
 {
@@ -388,6 +403,10 @@ std::vector<std::string> consolidated_store<S>::list(std::string_view prefix) co
     }
     else
     {
+        if (!detail::can_list(m_inner))
+        {
+            throw_not_listable(prefix);
+        }
         std::vector<std::string> out = m_inner.list(prefix);
         if (m_snapshot)
         {
@@ -429,11 +448,14 @@ std::vector<std::string> consolidated_store<S>::list_dir(std::string_view prefix
             }
         }
     }
-    if constexpr (listable_store<S>)
+    if (detail::can_list(m_inner))
     {
-        for (auto& n : m_inner.list_dir(prefix))
+        if constexpr (listable_store<S>)
         {
-            names.insert(std::move(n));
+            for (auto& n : m_inner.list_dir(prefix))
+            {
+                names.insert(std::move(n));
+            }
         }
     }
     else if (!covered)
