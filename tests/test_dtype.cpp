@@ -352,6 +352,17 @@ TEST_SUITE("minifloat")
         // Through visit (the runtime dtype) as well.
         auto any = zx::open_any(s, "b");
         CHECK(any.dtype() == zx::dtype_id::bfloat16);
+        std::uint16_t visited = 0;
+        zx::visit(any,
+                  [&](auto& typed)
+                  {
+                      const auto r = typed.read();
+                      if constexpr (std::is_same_v<std::decay_t<decltype(r(0))>, zx::bfloat16>)
+                      {
+                          visited = r(1).bits();
+                      }
+                  });
+        CHECK(visited == 0xc020);
         // The 1-byte types: endian has no effect, and a v2 array is refused.
         auto e = zx::create<zx::float8_e4m3fnuz, 1>(
             s, "e",
