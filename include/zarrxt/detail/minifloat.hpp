@@ -280,12 +280,9 @@ inline std::uint16_t minifloat_from_double(const minifloat_spec& s, double v) no
     {
         magnitude = significand; // subnormal: exponent field 0
     }
+    // Else a normal value; a subnormal that rounded up to 2^m is the smallest normal (biased 1).
     else
     {
-        if (s.kind != minifloat_kind::fnu && biased == 0)
-        {
-            biased = 1; // a subnormal that rounded up to the smallest normal
-        }
         magnitude = (static_cast<unsigned>(biased) << s.mantissa_bits) |
                     (significand & ((1u << s.mantissa_bits) - 1));
         if (biased >= (1 << s.exponent_bits) || magnitude > minifloat_max_bits(s))
