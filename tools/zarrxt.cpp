@@ -388,6 +388,10 @@ std::string local_path(const std::string& path)
 /// HTTP server) is read through its consolidated metadata when it has some, so that groups list.
 store_t store_for(const std::string& path)
 {
+    if (zx::is_reference_url(path))
+    {
+        return zx::open_store(path); // a kerchunk reference file (reference::refs.json): it lists
+    }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         // A local archive (x.zarr.zip, x.zarr.zip/inner/node): open_store reads it by ranges.
@@ -424,6 +428,10 @@ std::optional<zx::zip_writer> pending_zip;
 /// (x.zarr.zip, written as a whole) or a writable URL (s3://).
 store_t output_store_for(const std::string& path, bool overwrite)
 {
+    if (zx::is_reference_url(path))
+    {
+        return zx::open_store(path); // read-only: a write is store.9
+    }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         if (!z->root.empty())
