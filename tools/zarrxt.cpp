@@ -5,9 +5,10 @@
 //   zarrxt consolidate PATH [--check]
 //   zarrxt help [COMMAND]            zarrxt COMMAND --help         zarrxt --version
 //
-// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://). Exit status: 0
-// success, 1 a data error (a Zarr error, whose id and context go to stderr, an I/O error, or problems found
-// by verify), 2 a usage error. docs/tool.md is the manual; `help COMMAND` prints each command's page.
+// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://, or reference::REFS
+// for a kerchunk reference file). Exit status: 0 success, 1 a data error (a Zarr error, whose id and
+// context go to stderr, an I/O error, or problems found by verify), 2 a usage error. docs/tool.md is
+// the manual; `help COMMAND` prints each command's page.
 #include "sha256.hpp"
 
 #include <zarrxt/store/open_store.hpp>
@@ -1722,7 +1723,9 @@ void print_overview(std::ostream& out)
            "(read-only; groups list through consolidated metadata) or s3://bucket/prefix (credentials, "
            "region and\n"
            "endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, "
-           "AWS_ENDPOINT_URL).\n\n"
+           "AWS_ENDPOINT_URL).\n"
+           "reference::REFS reads the hierarchy a kerchunk reference file REFS (a path or URL) describes "
+           "(read-only).\n\n"
         << exit_status_text;
 }
 
