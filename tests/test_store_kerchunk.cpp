@@ -610,6 +610,7 @@ data:
         ZX_EXPECT_ERROR(store_error, bad, "a", open_text(R"({"a": [5, 0, 4]})"));
         ZX_EXPECT_ERROR(store_error, bad, "a", open_text(R"({"a": ["", 0, 4]})"));
         ZX_EXPECT_ERROR(store_error, bad, "a", open_text(R"({"a": ["dir/", 0, 4]})"));
+        ZX_EXPECT_ERROR(store_error, bad, "a", open_text(R"({"a": ["d\u0000x/data.bin", 0, 4]})"));
         ZX_EXPECT_ERROR(store_error, bad, "a", open_text(R"({"a": "base64:@@@@"})"));
         ZX_EXPECT_ERROR(store_error, bad, "a", open_text(R"({"a": "base64:abc"})"));
         // Keys that are not Zarr keys.

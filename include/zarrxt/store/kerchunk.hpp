@@ -218,6 +218,12 @@ inline kerchunk_store::kerchunk_store(std::string_view text, std::string locatio
             continue;
         }
         const target& t = s.targets[r.url];
+        if (t.url.find('\0') != std::string::npos)
+        {
+            store_error e(store_errc::reference, "the reference's URL holds a NUL character");
+            e.with_key(key);
+            throw e;
+        }
         if (t.url.empty())
         {
             store_error e(
