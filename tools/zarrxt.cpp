@@ -5,9 +5,10 @@
 //   zarrxt consolidate PATH [--check]
 //   zarrxt help [COMMAND]            zarrxt COMMAND --help         zarrxt --version
 //
-// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://). Exit status: 0
-// success, 1 a data error (a Zarr error, whose id and context go to stderr, an I/O error, or problems found
-// by verify), 2 a usage error. docs/tool.md is the manual; `help COMMAND` prints each command's page.
+// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://, or reference::REFS
+// for a kerchunk reference file). Exit status: 0 success, 1 a data error (a Zarr error, whose id and
+// context go to stderr, an I/O error, or problems found by verify), 2 a usage error. docs/tool.md is
+// the manual; `help COMMAND` prints each command's page.
 #include "sha256.hpp"
 
 #include <zarrxt/store/open_store.hpp>
@@ -388,6 +389,10 @@ std::string local_path(const std::string& path)
 /// HTTP server) is read through its consolidated metadata when it has some, so that groups list.
 store_t store_for(const std::string& path)
 {
+    if (zx::is_reference_url(path))
+    {
+        return zx::open_store(path); // a kerchunk reference file (reference::refs.json): it lists
+    }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         // A local archive (x.zarr.zip, x.zarr.zip/inner/node): open_store reads it by ranges.
@@ -424,6 +429,10 @@ std::optional<zx::zip_writer> pending_zip;
 /// (x.zarr.zip, written as a whole) or a writable URL (s3://).
 store_t output_store_for(const std::string& path, bool overwrite)
 {
+    if (zx::is_reference_url(path))
+    {
+        return zx::open_store(path); // read-only: a write is store.9
+    }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         if (!z->root.empty())
@@ -1714,7 +1723,9 @@ void print_overview(std::ostream& out)
            "(read-only; groups list through consolidated metadata) or s3://bucket/prefix (credentials, "
            "region and\n"
            "endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, "
-           "AWS_ENDPOINT_URL).\n\n"
+           "AWS_ENDPOINT_URL).\n"
+           "reference::REFS reads the hierarchy a kerchunk reference file REFS (a path or URL) describes "
+           "(read-only).\n\n"
         << exit_status_text;
 }
 
