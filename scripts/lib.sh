@@ -13,8 +13,11 @@ ZX_BUILD_PKGS=(g++ meson ninja-build pkg-config xtensor-dev xtl-dev nlohmann-jso
 # Interoperability peers: Debian's zarr-python 2.13 (v2) and Node.js for zarrita (v3); the wild
 # writers GDAL 3.6 (its tools and python3-gdal) and NCZarr (netCDF-C 4.9.0's ncgen, nccopy, ncdump).
 # nginx serves arrays on loopback to the remote-store tests (suite remote); openssl makes the
-# certificate of its HTTPS + HTTP/2 server.
-ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin nginx-light openssl)
+# certificate of its HTTPS + HTTP/2 server. The kerchunk suite reads reference files with
+# fsspec 2022.11's ReferenceFileSystem (python3-fsspec) and takes a netCDF-4 variable's data offset
+# from h5dump (hdf5-tools).
+ZX_PEER_PKGS=(python3-zarr python3-numcodecs gdal-bin python3-gdal netcdf-bin nginx-light openssl
+  python3-fsspec hdf5-tools)
 # MPI for zarrxt/mpi.hpp and the `mpi` suite (scripts/test builds with -Dmpi=enabled).
 ZX_MPI_PKGS=(libopenmpi-dev openmpi-bin)
 # The consumer tests (suite consumers) build a program with CMake against the installed package;

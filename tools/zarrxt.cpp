@@ -5,9 +5,10 @@
 //   zarrxt consolidate PATH [--check]
 //   zarrxt help [COMMAND]            zarrxt COMMAND --help         zarrxt --version
 //
-// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://). Exit status: 0
-// success, 1 a data error (a Zarr error, whose id and context go to stderr, an I/O error, or problems found
-// by verify), 2 a usage error. docs/tool.md is the manual; `help COMMAND` prints each command's page.
+// PATH is the directory of an array or a group, or a URL (file://, http(s)://, s3://, or reference::REFS
+// for a kerchunk reference file). Exit status: 0 success, 1 a data error (a Zarr error, whose id and
+// context go to stderr, an I/O error, or problems found by verify), 2 a usage error. docs/tool.md is
+// the manual; `help COMMAND` prints each command's page.
 #include "sha256.hpp"
 
 #include <zarrxt/store/open_store.hpp>
@@ -388,6 +389,10 @@ std::string local_path(const std::string& path)
 /// HTTP server) is read through its consolidated metadata when it has some, so that groups list.
 store_t store_for(const std::string& path)
 {
+    if (zx::is_reference_url(path))
+    {
+        return zx::open_store(path); // a kerchunk reference file (reference::refs.json): it lists
+    }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         // A local archive (x.zarr.zip, x.zarr.zip/inner/node): open_store reads it by ranges.
@@ -424,6 +429,10 @@ std::optional<zx::zip_writer> pending_zip;
 /// (x.zarr.zip, written as a whole) or a writable URL (s3://).
 store_t output_store_for(const std::string& path, bool overwrite)
 {
+    if (zx::is_reference_url(path))
+    {
+        return zx::open_store(path); // read-only: a write is store.9
+    }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {
         if (!z->root.empty())
@@ -1168,49 +1177,27 @@ zx::codec_spec parse_codec(const std::string& text)
                       "\" (gzip:L, zlib:L, zstd:L, blosc:CNAME:L, bz2:L, lzma:PRESET or none)");
 }
 
-int cmd_convert(const std::vector<std::string>& argv)
+/// What `zarrxt convert` was asked for, applied to each array it copies.
+struct convert_settings
 {
-    arguments args(argv, {"--overwrite", "--no-progress"},
-                   {"--zarr-format", "--chunks", "--shards", "--codec"});
-    args.expect_positional(2, "SRC and DST");
-    const std::string src_path = args.positional()[0];
-    const std::string dst_path = args.positional()[1];
-    int format = 0;
-    if (const auto v = args.value("--zarr-format"))
-    {
-        if (*v != "2" && *v != "3")
-        {
-            throw usage_error("--zarr-format must be 2 or 3");
-        }
-        format = (*v)[0] - '0';
-    }
+    int format = 0; ///< 0: the source node's format (3 with --shards)
     std::vector<std::uint64_t> chunks;
     std::vector<std::uint64_t> shards;
-    if (const auto v = args.value("--chunks"))
-    {
-        chunks = parse_list(*v, "--chunks");
-    }
-    if (const auto v = args.value("--shards"))
-    {
-        shards = parse_list(*v, "--shards");
-    }
-    const std::optional<std::string> codec_text_arg = args.value("--codec");
-    std::optional<zx::codec_spec> codec_arg;
-    if (codec_text_arg && *codec_text_arg != "none")
-    {
-        codec_arg = parse_codec(*codec_text_arg); // usage errors before any data is touched
-    }
-    if (!shards.empty() && format == 2)
-    {
-        throw usage_error("--shards needs Zarr format 3");
-    }
-    store_t src_store = store_for(src_path);
-    auto src = zx::open_any(src_store, "");
+    std::optional<std::string> codec_text; ///< --codec as given ("none" included)
+    std::optional<zx::codec_spec> codec;   ///< --codec parsed (not for "none")
+    bool overwrite = false;
+};
+
+/// Copy the array at `src_node` of `src_store` to a new array at `dst_node` of `dst_store`, with
+/// the same dtype, shape, fill value, attributes and dimension names. Returns its format.
+int convert_array(const store_t& src_store, const std::string& src_node, store_t& dst_store,
+                  const std::string& dst_node, const convert_settings& cs, bool overwrite, progress& bar)
+{
+    auto src = zx::open_any(src_store, src_node);
     const auto& m = src.metadata();
-    if (format == 0)
-    {
-        format = shards.empty() ? m.zarr_format : 3;
-    }
+    const int format = cs.format != 0 ? cs.format : (cs.shards.empty() ? m.zarr_format : 3);
+    std::vector<std::uint64_t> chunks = cs.chunks;
+    const std::vector<std::uint64_t>& shards = cs.shards;
     if (chunks.empty())
     {
         chunks = src.chain().any_sharding() ? src.chain().any_sharding()->inner_chunk_shape().to_vector()
@@ -1246,8 +1233,8 @@ int cmd_convert(const std::vector<std::string>& argv)
         {
             // The serializer is chosen again for the new array (bytes, or a vlen codec for
             // variable-length data, which create() puts where the bytes codec is).
-            if (c.name == "bytes" || c.name == "vlen-utf8" || c.name == "vlen-bytes" || c.name == "transpose" ||
-                c.name == "sharding_indexed" || c.name == "crc32c")
+            if (c.name == "bytes" || c.name == "vlen-utf8" || c.name == "vlen-bytes" ||
+                c.name == "transpose" || c.name == "sharding_indexed" || c.name == "crc32c")
             {
                 continue;
             }
@@ -1255,21 +1242,19 @@ int cmd_convert(const std::vector<std::string>& argv)
             {
                 filters.push_back(c);
             }
-            else if (!codec_text_arg)
+            else if (!cs.codec_text)
             {
                 compressors.push_back(c);
             }
         }
-        if (codec_arg)
+        if (cs.codec)
         {
-            compressors.push_back(*codec_arg);
+            compressors.push_back(*cs.codec);
         }
     }
     // A v2 null fill value stays null in v2; v3 has no null and gets the value missing chunks
     // read as (zero, or the netCDF _FillValue NCZarr arrays carry).
-    const zx::json fill =
-        zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
-    store_t dst_store = output_store_for(dst_path, args.flag("--overwrite"));
+    const zx::json fill = zx::fill_value_to_json(m.fill, m.dtype, format == 2 ? m.zarr_format : 3);
     std::shared_ptr<zx::any_array<store_t>::core_type> core;
     if (format == 3)
     {
@@ -1289,7 +1274,7 @@ int cmd_convert(const std::vector<std::string>& argv)
         o.fill_value = fill.is_null() ? zx::scalar() : zx::scalar::from_json(fill);
         o.dimension_names = m.dimension_names;
         o.attributes = m.attributes;
-        o.overwrite = args.flag("--overwrite");
+        o.overwrite = overwrite;
         if (zx::is_time(m.dtype))
         {
             o.unit = m.dtype.unit;
@@ -1300,7 +1285,7 @@ int cmd_convert(const std::vector<std::string>& argv)
                                                                                      : m.dtype.fixed_size};
         }
         o.fields = m.dtype.fields;
-        core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
+        core = zx::any_array<store_t>::core_type::create(dst_store, dst_node, m.dtype, o, {}, {});
     }
     else
     {
@@ -1323,7 +1308,7 @@ int cmd_convert(const std::vector<std::string>& argv)
         o.null_fill_value = fill.is_null();
         o.dimension_names = m.dimension_names; // written as the _ARRAY_DIMENSIONS attribute
         o.attributes = m.attributes;
-        o.overwrite = args.flag("--overwrite");
+        o.overwrite = overwrite;
         if (zx::is_time(m.dtype))
         {
             o.unit = m.dtype.unit;
@@ -1334,7 +1319,7 @@ int cmd_convert(const std::vector<std::string>& argv)
                                                                                      : m.dtype.fixed_size};
         }
         o.fields = m.dtype.fields;
-        core = zx::any_array<store_t>::core_type::create(dst_store, "", m.dtype, o, {}, {});
+        core = zx::any_array<store_t>::core_type::create(dst_store, dst_node, m.dtype, o, {}, {});
     }
     zx::any_array<store_t> dst(core);
     // Copy in slabs of whole destination chunk rows along axis 0: no read-modify-write.
@@ -1342,7 +1327,6 @@ int cmd_convert(const std::vector<std::string>& argv)
     const std::size_t width = m.element_size();
     const std::uint64_t row_elems =
         m.shape.empty() ? 1 : product(m.shape) / std::max<std::uint64_t>(1, m.shape[0]);
-    progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "convert", raw_bytes_of(m));
     std::uint64_t r0 = 0;
     for_each_slab(src, rows,
                   [&](std::byte* p, std::uint64_t n)
@@ -1362,14 +1346,152 @@ int cmd_convert(const std::vector<std::string>& argv)
                       }
                       bar.advance(n * width);
                   });
+    return format;
+}
+
+/// The nodes of the hierarchy at `path` (itself first, then its children depth-first, each
+/// group before what is below it), with their kinds.
+void collect_nodes(const store_t& s, const std::string& path,
+                   std::vector<std::pair<std::string, zx::node_kind>>& out)
+{
+    const auto lv = zx::limit_values::from(zx::default_limits{});
+    const auto kind = zx::peek_node_kind(s, path, lv);
+    if (!kind)
+    {
+        zx::read_node(s, path, lv); // names the pre-final v3 draft where there is one
+        zx::array_error e(zx::array_errc::node_not_found, "no Zarr array or group at \"" + path + "\"");
+        e.with_key(path.empty() ? std::string("/") : path);
+        throw e;
+    }
+    out.emplace_back(path, *kind);
+    if (*kind == zx::node_kind::group)
+    {
+        for (const auto& c : zx::group<store_t>::open(s, path, lv).children())
+        {
+            collect_nodes(s, c.path, out);
+        }
+    }
+}
+
+/// Whether the group at the root of `s` has consolidated metadata (then the copy gets some too).
+bool has_consolidated_metadata(const store_t& s)
+{
+    try
+    {
+        zx::open_consolidated(s, "", zx::consolidated_mode::always);
+        return true;
+    }
+    catch (const zx::metadata_error& e)
+    {
+        if (e.code() == static_cast<int>(zx::metadata_errc::no_consolidated_metadata))
+        {
+            return false;
+        }
+        throw;
+    }
+}
+
+int cmd_convert(const std::vector<std::string>& argv)
+{
+    arguments args(argv, {"--overwrite", "--no-progress"},
+                   {"--zarr-format", "--chunks", "--shards", "--codec"});
+    args.expect_positional(2, "SRC and DST");
+    const std::string src_path = args.positional()[0];
+    const std::string dst_path = args.positional()[1];
+    convert_settings cs;
+    if (const auto v = args.value("--zarr-format"))
+    {
+        if (*v != "2" && *v != "3")
+        {
+            throw usage_error("--zarr-format must be 2 or 3");
+        }
+        cs.format = (*v)[0] - '0';
+    }
+    if (const auto v = args.value("--chunks"))
+    {
+        cs.chunks = parse_list(*v, "--chunks");
+    }
+    if (const auto v = args.value("--shards"))
+    {
+        cs.shards = parse_list(*v, "--shards");
+    }
+    cs.codec_text = args.value("--codec");
+    if (cs.codec_text && *cs.codec_text != "none")
+    {
+        cs.codec = parse_codec(*cs.codec_text); // usage errors before any data is touched
+    }
+    if (!cs.shards.empty() && cs.format == 2)
+    {
+        throw usage_error("--shards needs Zarr format 3");
+    }
+    cs.overwrite = args.flag("--overwrite");
+    store_t src_store = store_for(src_path);
+    std::vector<std::pair<std::string, zx::node_kind>> nodes;
+    collect_nodes(src_store, "", nodes);
+    const bool hierarchy = nodes.front().second == zx::node_kind::group;
+    if (hierarchy && (!cs.chunks.empty() || !cs.shards.empty()))
+    {
+        throw usage_error(
+            "--chunks and --shards take one array; SRC is a group (its arrays keep their chunks)");
+    }
+    std::uint64_t total = 0;
+    std::size_t arrays = 0;
+    for (const auto& [path, kind] : nodes)
+    {
+        if (kind == zx::node_kind::array)
+        {
+            total += raw_bytes_of(zx::open_any(src_store, path).metadata());
+            ++arrays;
+        }
+    }
+    store_t dst_store = output_store_for(dst_path, cs.overwrite);
+    progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "convert", total);
+    int src_format = 0;
+    int dst_format = 0;
+    const auto lv = zx::limit_values::from(zx::default_limits{});
+    for (const auto& [path, kind] : nodes)
+    {
+        // Only the root may replace what is at DST: below it, everything is new.
+        const bool overwrite = cs.overwrite && path.empty();
+        if (kind == zx::node_kind::array)
+        {
+            const int f = convert_array(src_store, path, dst_store, path, cs, overwrite, bar);
+            if (path.empty())
+            {
+                src_format = zx::open_any(src_store, path).metadata().zarr_format;
+                dst_format = f;
+            }
+            continue;
+        }
+        const auto g = zx::group<store_t>::open(src_store, path, lv);
+        zx::group_options o;
+        o.zarr_format = cs.format != 0 ? cs.format : g.zarr_format();
+        o.attributes = g.attributes();
+        o.overwrite = overwrite;
+        zx::group<store_t>::create(dst_store, path, o);
+        if (path.empty())
+        {
+            src_format = g.zarr_format();
+            dst_format = o.zarr_format;
+        }
+    }
     bar.finish();
+    if (hierarchy && has_consolidated_metadata(src_store))
+    {
+        zx::consolidate(dst_store, "");
+    }
     if (pending_zip)
     {
         pending_zip->commit();
         pending_zip.reset();
     }
-    std::cout << "converted " << src_path << " (v" << m.zarr_format << ") to " << dst_path << " (v" << format
-              << ")\n";
+    std::cout << "converted " << src_path << " (v" << src_format;
+    if (hierarchy)
+    {
+        std::cout << " group, " << arrays << " array" << (arrays == 1 ? "" : "s") << ", "
+                  << nodes.size() - arrays << " group" << (nodes.size() - arrays == 1 ? "" : "s");
+    }
+    std::cout << ") to " << dst_path << " (v" << dst_format << ")\n";
     return exit_ok;
 }
 
@@ -1730,7 +1852,9 @@ void print_overview(std::ostream& out)
            "(read-only; groups list through consolidated metadata) or s3://bucket/prefix (credentials, "
            "region and\n"
            "endpoint from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, "
-           "AWS_ENDPOINT_URL).\n\n"
+           "AWS_ENDPOINT_URL).\n"
+           "reference::REFS reads the hierarchy a kerchunk reference file REFS (a path or URL) describes "
+           "(read-only).\n\n"
         << exit_status_text;
 }
 

@@ -339,9 +339,9 @@ void put_shape(const std::vector<std::uint64_t>& shape, std::uint64_t* out, std:
     std::copy(shape.begin(), shape.end(), out);
 }
 
-std::optional<zx::dtype_id> dtype_of_c(zarrxt_dtype d)
+std::optional<zx::dtype_id> dtype_of_c(int d)
 {
-    const int i = static_cast<int>(d) - 1;
+    const int i = d - 1;
     if (i < 0 || i >= static_cast<int>(zx::dtype_table.size()))
     {
         return std::nullopt;
@@ -351,572 +351,559 @@ std::optional<zx::dtype_id> dtype_of_c(zarrxt_dtype d)
 
 } // namespace
 
-extern "C"
+// The definitions of the functions zarrxt.h declares (C linkage comes from the declarations).
+
+const char* zarrxt_version(void)
 {
+    return ZARRXT_VERSION_STRING;
+}
 
-    const char* zarrxt_version(void)
+int zarrxt_c_api_version(void)
+{
+    return ZARRXT_C_API_VERSION;
+}
+
+const char* zarrxt_last_error_message(void)
+{
+    return t_last.message.c_str();
+}
+
+const char* zarrxt_last_error_id(void)
+{
+    return t_last.id.c_str();
+}
+
+zarrxt_status zarrxt_last_error_status(void)
+{
+    return t_last.status;
+}
+
+const char* zarrxt_status_name(int status)
+{
+    switch (status)
     {
-        return ZARRXT_VERSION_STRING;
+        case ZARRXT_OK:
+            return "ok";
+        case ZARRXT_ERR_METADATA:
+            return "metadata error";
+        case ZARRXT_ERR_CODEC:
+            return "codec error";
+        case ZARRXT_ERR_STORE:
+            return "store error";
+        case ZARRXT_ERR_ARRAY:
+            return "array error";
+        case ZARRXT_ERR_SHARD:
+            return "shard error";
+        case ZARRXT_ERR_LIMIT:
+            return "limit exceeded";
+        case ZARRXT_ERR_USAGE:
+            return "usage error";
+        case ZARRXT_ERR_NO_MEMORY:
+            return "out of memory";
+        case ZARRXT_ERR_OTHER:
+            return "other error";
     }
+    return "unknown status";
+}
 
-    int zarrxt_c_api_version(void)
-    {
-        return ZARRXT_C_API_VERSION;
-    }
-
-    const char* zarrxt_last_error_message(void)
-    {
-        return t_last.message.c_str();
-    }
-
-    const char* zarrxt_last_error_id(void)
-    {
-        return t_last.id.c_str();
-    }
-
-    zarrxt_status zarrxt_last_error_status(void)
-    {
-        return t_last.status;
-    }
-
-    const char* zarrxt_status_name(zarrxt_status status)
-    {
-        switch (status)
+zarrxt_status zarrxt_store_open(const char* url, unsigned flags, zarrxt_store** out)
+{
+    return guarded(
+        [&]
         {
-            case ZARRXT_OK:
-                return "ok";
-            case ZARRXT_ERR_METADATA:
-                return "metadata error";
-            case ZARRXT_ERR_CODEC:
-                return "codec error";
-            case ZARRXT_ERR_STORE:
-                return "store error";
-            case ZARRXT_ERR_ARRAY:
-                return "array error";
-            case ZARRXT_ERR_SHARD:
-                return "shard error";
-            case ZARRXT_ERR_LIMIT:
-                return "limit exceeded";
-            case ZARRXT_ERR_USAGE:
-                return "usage error";
-            case ZARRXT_ERR_NO_MEMORY:
-                return "out of memory";
-            case ZARRXT_ERR_OTHER:
-                return "other error";
-        }
-        return "unknown status";
-    }
+            need(out, "out") = nullptr;
+            *out = new zarrxt_store{open_store_url(url, flags)};
+        });
+}
 
-    zarrxt_status zarrxt_store_open(const char* url, unsigned flags, zarrxt_store** out)
-    {
-        return guarded(
-            [&]
+void zarrxt_store_close(zarrxt_store* store)
+{
+    delete store;
+}
+
+zarrxt_status zarrxt_store_consolidate(zarrxt_store* store, const char* path)
+{
+    return guarded([&] { zx::consolidate(need(store, "store").store, path_arg(path)); });
+}
+
+zarrxt_status zarrxt_node_open(zarrxt_store* store, const char* path, zarrxt_node** out)
+{
+    return guarded(
+        [&]
+        {
+            need(out, "out") = nullptr;
+            *out = open_node(need(store, "store").store, path_arg(path));
+        });
+}
+
+zarrxt_status zarrxt_open(const char* url, unsigned flags, zarrxt_node** out)
+{
+    return guarded(
+        [&]
+        {
+            need(out, "out") = nullptr;
+            *out = open_node(open_store_url(url, flags), "");
+        });
+}
+
+void zarrxt_node_close(zarrxt_node* node)
+{
+    delete node;
+}
+
+zarrxt_status zarrxt_node_kind_of(const zarrxt_node* node, zarrxt_node_kind* kind)
+{
+    return guarded(
+        [&] { need(kind, "kind") = need(node, "node").array ? ZARRXT_NODE_ARRAY : ZARRXT_NODE_GROUP; });
+}
+
+zarrxt_status zarrxt_node_zarr_format(const zarrxt_node* node, int* format)
+{
+    return guarded([&] { need(format, "format") = need(node, "node").zarr_format(); });
+}
+
+zarrxt_status zarrxt_node_path(const zarrxt_node* node, char* buf, std::size_t cap, std::size_t* len)
+{
+    return guarded([&] { put_text(need(node, "node").path(), buf, cap, len); });
+}
+
+zarrxt_status zarrxt_node_attributes(const zarrxt_node* node, char* buf, std::size_t cap, std::size_t* len)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_node& n = need(node, "node");
+            std::string text;
             {
-                need(out, "out") = nullptr;
-                *out = new zarrxt_store{open_store_url(url, flags)};
-            });
-    }
-
-    void zarrxt_store_close(zarrxt_store* store)
-    {
-        delete store;
-    }
-
-    zarrxt_status zarrxt_store_consolidate(zarrxt_store* store, const char* path)
-    {
-        return guarded([&] { zx::consolidate(need(store, "store").store, path_arg(path)); });
-    }
-
-    zarrxt_status zarrxt_node_open(zarrxt_store* store, const char* path, zarrxt_node** out)
-    {
-        return guarded(
-            [&]
-            {
-                need(out, "out") = nullptr;
-                *out = open_node(need(store, "store").store, path_arg(path));
-            });
-    }
-
-    zarrxt_status zarrxt_open(const char* url, unsigned flags, zarrxt_node** out)
-    {
-        return guarded(
-            [&]
-            {
-                need(out, "out") = nullptr;
-                *out = open_node(open_store_url(url, flags), "");
-            });
-    }
-
-    void zarrxt_node_close(zarrxt_node* node)
-    {
-        delete node;
-    }
-
-    zarrxt_status zarrxt_node_kind_of(const zarrxt_node* node, zarrxt_node_kind* kind)
-    {
-        return guarded(
-            [&] { need(kind, "kind") = need(node, "node").array ? ZARRXT_NODE_ARRAY : ZARRXT_NODE_GROUP; });
-    }
-
-    zarrxt_status zarrxt_node_zarr_format(const zarrxt_node* node, int* format)
-    {
-        return guarded([&] { need(format, "format") = need(node, "node").zarr_format(); });
-    }
-
-    zarrxt_status zarrxt_node_path(const zarrxt_node* node, char* buf, std::size_t cap, std::size_t* len)
-    {
-        return guarded([&] { put_text(need(node, "node").path(), buf, cap, len); });
-    }
-
-    zarrxt_status zarrxt_node_attributes(const zarrxt_node* node, char* buf, std::size_t cap,
-                                         std::size_t* len)
-    {
-        return guarded(
-            [&]
-            {
-                const zarrxt_node& n = need(node, "node");
-                std::string text;
-                {
-                    std::lock_guard<std::mutex> g(n.mutex);
-                    text = n.array ? n.array->metadata().attributes.dump() : n.group->attributes().dump();
-                }
-                put_text(text, buf, cap, len);
-            });
-    }
-
-    zarrxt_status zarrxt_node_set_attributes(zarrxt_node* node, const char* json)
-    {
-        return guarded(
-            [&]
-            {
-                zarrxt_node& n = need(node, "node");
-                zx::json attrs = parse_json_arg(json, "attributes");
-                if (!attrs.is_object())
-                {
-                    throw zx::metadata_error(zx::metadata_errc::wrong_type,
-                                             "attributes must be a JSON object");
-                }
                 std::lock_guard<std::mutex> g(n.mutex);
-                if (n.array)
-                {
-                    n.array->core()->set_attributes(std::move(attrs));
-                }
-                else
-                {
-                    n.group->set_attributes(std::move(attrs));
-                }
-            });
-    }
+                text = n.array ? n.array->metadata().attributes.dump() : n.group->attributes().dump();
+            }
+            put_text(text, buf, cap, len);
+        });
+}
 
-    zarrxt_status zarrxt_node_metadata(const zarrxt_node* node, char* buf, std::size_t cap, std::size_t* len)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_node_set_attributes(zarrxt_node* node, const char* json)
+{
+    return guarded(
+        [&]
+        {
+            zarrxt_node& n = need(node, "node");
+            zx::json attrs = parse_json_arg(json, "attributes");
+            if (!attrs.is_object())
             {
-                const zarrxt_node& n = need(node, "node");
-                const char* name = n.zarr_format() == 3 ? "zarr.json" : (n.array ? ".zarray" : ".zgroup");
-                const std::string key = zx::join_key(n.path(), name);
-                const zx::limit_values lv = zx::limit_values::from(zx::default_limits{});
-                auto r = n.store().read(key, zx::byte_range::all(), lv.max_metadata_bytes);
-                if (!r)
-                {
-                    zx::array_error e(zx::array_errc::node_not_found, "the node's metadata is gone");
-                    e.with_key(key);
-                    throw e;
-                }
-                const auto v = r->bytes.view();
-                put_text(std::string(reinterpret_cast<const char*>(v.data()), v.size()), buf, cap, len);
-            });
-    }
+                throw zx::metadata_error(zx::metadata_errc::wrong_type, "attributes must be a JSON object");
+            }
+            std::lock_guard<std::mutex> g(n.mutex);
+            if (n.array)
+            {
+                n.array->core()->set_attributes(std::move(attrs));
+            }
+            else
+            {
+                n.group->set_attributes(std::move(attrs));
+            }
+        });
+}
 
-    zarrxt_status zarrxt_group_create(zarrxt_store* store, const char* path, int zarr_format,
-                                      const char* attributes_json, unsigned flags, zarrxt_node** out)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_node_metadata(const zarrxt_node* node, char* buf, std::size_t cap, std::size_t* len)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_node& n = need(node, "node");
+            const char* name = n.zarr_format() == 3 ? "zarr.json" : (n.array ? ".zarray" : ".zgroup");
+            const std::string key = zx::join_key(n.path(), name);
+            const zx::limit_values lv = zx::limit_values::from(zx::default_limits{});
+            auto r = n.store().read(key, zx::byte_range::all(), lv.max_metadata_bytes);
+            if (!r)
             {
-                need(out, "out") = nullptr;
-                store_t& s = need(store, "store").store;
-                if ((flags & ~ZARRXT_OVERWRITE) != 0)
-                {
-                    throw capi_error(capi_errc::invalid_argument, "zarrxt_group_create: unknown flags");
-                }
-                zx::group_options o;
-                o.zarr_format = zarr_format;
-                o.overwrite = (flags & ZARRXT_OVERWRITE) != 0;
-                if (attributes_json != nullptr)
-                {
-                    o.attributes = parse_json_arg(attributes_json, "attributes");
-                }
-                *out = new zarrxt_node(group_t::create(s, path_arg(path), o));
-            });
-    }
+                zx::array_error e(zx::array_errc::node_not_found, "the node's metadata is gone");
+                e.with_key(key);
+                throw e;
+            }
+            const auto v = r->bytes.view();
+            put_text(std::string(reinterpret_cast<const char*>(v.data()), v.size()), buf, cap, len);
+        });
+}
 
-    zarrxt_status zarrxt_group_child_count(zarrxt_node* group, std::size_t* count)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_group_create(zarrxt_store* store, const char* path, int zarr_format,
+                                  const char* attributes_json, unsigned flags, zarrxt_node** out)
+{
+    return guarded(
+        [&]
+        {
+            need(out, "out") = nullptr;
+            store_t& s = need(store, "store").store;
+            if ((flags & ~ZARRXT_OVERWRITE) != 0)
             {
-                need(count, "count");
-                zarrxt_node& n = need(group, "group");
-                auto list = n.need_group().children();
+                throw capi_error(capi_errc::invalid_argument, "zarrxt_group_create: unknown flags");
+            }
+            zx::group_options o;
+            o.zarr_format = zarr_format;
+            o.overwrite = (flags & ZARRXT_OVERWRITE) != 0;
+            if (attributes_json != nullptr)
+            {
+                o.attributes = parse_json_arg(attributes_json, "attributes");
+            }
+            *out = new zarrxt_node(group_t::create(s, path_arg(path), o));
+        });
+}
+
+zarrxt_status zarrxt_group_child_count(zarrxt_node* group, std::size_t* count)
+{
+    return guarded(
+        [&]
+        {
+            need(count, "count");
+            zarrxt_node& n = need(group, "group");
+            auto list = n.need_group().children();
+            std::lock_guard<std::mutex> g(n.mutex);
+            n.children = std::move(list);
+            *count = n.children.size();
+        });
+}
+
+zarrxt_status zarrxt_group_child(const zarrxt_node* group, std::size_t index, char* name, std::size_t cap,
+                                 std::size_t* len, zarrxt_node_kind* kind)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_node& n = need(group, "group");
+            n.need_group();
+            std::lock_guard<std::mutex> g(n.mutex);
+            if (index >= n.children.size())
+            {
+                throw capi_error(capi_errc::invalid_argument,
+                                 "child " + std::to_string(index) + " of " +
+                                     std::to_string(n.children.size()) +
+                                     " (zarrxt_group_child_count makes the list)");
+            }
+            const auto& c = n.children[index];
+            if (kind != nullptr)
+            {
+                *kind = c.kind == zx::node_kind::array ? ZARRXT_NODE_ARRAY : ZARRXT_NODE_GROUP;
+            }
+            put_text(c.name, name, cap, len);
+        });
+}
+
+zarrxt_status zarrxt_array_rank(const zarrxt_node* array, std::size_t* rank)
+{
+    return guarded([&] { need(rank, "rank") = need(array, "array").need_array().rank(); });
+}
+
+zarrxt_status zarrxt_array_shape(const zarrxt_node* array, std::uint64_t* out, std::size_t cap)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_node& n = need(array, "array");
+            std::lock_guard<std::mutex> g(n.mutex);
+            put_shape(n.need_array().shape(), out, cap);
+        });
+}
+
+zarrxt_status zarrxt_array_chunk_shape(const zarrxt_node* array, std::uint64_t* out, std::size_t cap)
+{
+    return guarded([&] { put_shape(need(array, "array").need_array().chunk_shape(), out, cap); });
+}
+
+zarrxt_status zarrxt_array_inner_chunk_shape(const zarrxt_node* array, std::uint64_t* out, std::size_t cap)
+{
+    return guarded(
+        [&]
+        {
+            const array_t& a = need(array, "array").need_array();
+            std::vector<std::uint64_t> s = a.chunk_shape();
+            for (const auto& c : a.codecs())
+            {
+                if (c.name == "sharding_indexed")
+                {
+                    s = c.configuration.at("chunk_shape").get<std::vector<std::uint64_t>>();
+                    break;
+                }
+            }
+            put_shape(s, out, cap);
+        });
+}
+
+zarrxt_status zarrxt_array_dtype(const zarrxt_node* array, zarrxt_dtype* dtype)
+{
+    return guarded(
+        [&]
+        {
+            const auto id = need(array, "array").need_array().dtype();
+            need(dtype, "dtype") = static_cast<zarrxt_dtype>(static_cast<int>(id) + 1);
+        });
+}
+
+zarrxt_status zarrxt_array_item_size(const zarrxt_node* array, std::size_t* size)
+{
+    return guarded(
+        [&]
+        {
+            const array_t& a = need(array, "array").need_array();
+            need(size, "size") = zx::is_vlen(a.dtype()) ? 0 : a.metadata().element_size();
+        });
+}
+
+zarrxt_status zarrxt_array_dimension_name(const zarrxt_node* array, std::size_t dim, char* buf,
+                                          std::size_t cap, std::size_t* len)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_node& n = need(array, "array");
+            const array_t& a = n.need_array();
+            if (dim >= a.rank())
+            {
+                throw capi_error(capi_errc::invalid_argument, "dimension " + std::to_string(dim) +
+                                                                  " of an array of rank " +
+                                                                  std::to_string(a.rank()));
+            }
+            std::string name;
+            {
                 std::lock_guard<std::mutex> g(n.mutex);
-                n.children = std::move(list);
-                *count = n.children.size();
-            });
-    }
+                if (const auto& names = a.dimension_names(); names && (*names)[dim])
+                {
+                    name = *(*names)[dim];
+                }
+            }
+            put_text(name, buf, cap, len);
+        });
+}
 
-    zarrxt_status zarrxt_group_child(const zarrxt_node* group, std::size_t index, char* name, std::size_t cap,
-                                     std::size_t* len, zarrxt_node_kind* kind)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_array_read(const zarrxt_node* array, const std::uint64_t* offset,
+                                const std::uint64_t* extent, void* out, std::size_t out_bytes)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_node& n = need(array, "array");
+            check_region_args(&n, offset, extent);
+            const array_t& a = n.need_array();
+            const auto off = to_vector(offset, a.rank());
+            const auto ext = to_vector(extent, a.rank());
+            check_buffer(a, ext, out_bytes, "out");
+            if (out_bytes > 0)
             {
-                const zarrxt_node& n = need(group, "group");
-                n.need_group();
-                std::lock_guard<std::mutex> g(n.mutex);
-                if (index >= n.children.size())
-                {
-                    throw capi_error(capi_errc::invalid_argument,
-                                     "child " + std::to_string(index) + " of " +
-                                         std::to_string(n.children.size()) +
-                                         " (zarrxt_group_child_count makes the list)");
-                }
-                const auto& c = n.children[index];
-                if (kind != nullptr)
-                {
-                    *kind = c.kind == zx::node_kind::array ? ZARRXT_NODE_ARRAY : ZARRXT_NODE_GROUP;
-                }
-                put_text(c.name, name, cap, len);
-            });
-    }
+                need_pointer(out, "out");
+            }
+            a.read_bytes(off, ext, static_cast<std::byte*>(out));
+        });
+}
 
-    zarrxt_status zarrxt_array_rank(const zarrxt_node* array, std::size_t* rank)
-    {
-        return guarded([&] { need(rank, "rank") = need(array, "array").need_array().rank(); });
-    }
-
-    zarrxt_status zarrxt_array_shape(const zarrxt_node* array, std::uint64_t* out, std::size_t cap)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_array_write(zarrxt_node* array, const std::uint64_t* offset, const std::uint64_t* extent,
+                                 const void* in, std::size_t in_bytes)
+{
+    return guarded(
+        [&]
+        {
+            zarrxt_node& n = need(array, "array");
+            check_region_args(&n, offset, extent);
+            array_t& a = n.need_array();
+            const auto off = to_vector(offset, a.rank());
+            const auto ext = to_vector(extent, a.rank());
+            check_buffer(a, ext, in_bytes, "in");
+            if (in_bytes > 0)
             {
-                const zarrxt_node& n = need(array, "array");
-                std::lock_guard<std::mutex> g(n.mutex);
-                put_shape(n.need_array().shape(), out, cap);
-            });
-    }
+                need_pointer(in, "in");
+            }
+            a.write_bytes(off, ext, static_cast<const std::byte*>(in));
+        });
+}
 
-    zarrxt_status zarrxt_array_chunk_shape(const zarrxt_node* array, std::uint64_t* out, std::size_t cap)
-    {
-        return guarded([&] { put_shape(need(array, "array").need_array().chunk_shape(), out, cap); });
-    }
-
-    zarrxt_status zarrxt_array_inner_chunk_shape(const zarrxt_node* array, std::uint64_t* out,
-                                                 std::size_t cap)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_array_read_strings(const zarrxt_node* array, const std::uint64_t* offset,
+                                        const std::uint64_t* extent, zarrxt_strings** out)
+{
+    return guarded(
+        [&]
+        {
+            need(out, "out") = nullptr;
+            const zarrxt_node& n = need(array, "array");
+            check_region_args(&n, offset, extent);
+            const array_t& a = n.need_array();
+            if (!zx::is_vlen(a.dtype()))
             {
-                const array_t& a = need(array, "array").need_array();
-                std::vector<std::uint64_t> s = a.chunk_shape();
-                for (const auto& c : a.codecs())
-                {
-                    if (c.name == "sharding_indexed")
-                    {
-                        s = c.configuration.at("chunk_shape").get<std::vector<std::uint64_t>>();
-                        break;
-                    }
-                }
-                put_shape(s, out, cap);
-            });
-    }
+                throw zx::array_error(zx::array_errc::dtype_mismatch,
+                                      "zarrxt_array_read_strings on a " + std::string(zx::name(a.dtype())) +
+                                          " array (zarrxt_array_read reads it)");
+            }
+            const auto off = to_vector(offset, a.rank());
+            const auto ext = to_vector(extent, a.rank());
+            const std::uint64_t count = zx::detail::checked_product(ext, "region elements");
+            zx::check_limit("max_read_elements", count, a.core()->limits().max_read_elements);
+            auto v = std::make_unique<zarrxt_strings>(a.core()->limits().max_bytes_in_flight);
+            v->values.resize(zx::detail::to_size(count, "region elements"));
+            a.read_bytes(off, ext, reinterpret_cast<std::byte*>(v->values.data()), nullptr, &v->arena);
+            *out = v.release();
+        });
+}
 
-    zarrxt_status zarrxt_array_dtype(const zarrxt_node* array, zarrxt_dtype* dtype)
-    {
-        return guarded(
-            [&]
+std::size_t zarrxt_strings_count(const zarrxt_strings* values)
+{
+    return values == nullptr ? 0 : values->values.size();
+}
+
+zarrxt_status zarrxt_strings_get(const zarrxt_strings* values, std::size_t index, const char** data,
+                                 std::size_t* size)
+{
+    return guarded(
+        [&]
+        {
+            const zarrxt_strings& v = need(values, "values");
+            if (index >= v.values.size())
             {
-                const auto id = need(array, "array").need_array().dtype();
-                need(dtype, "dtype") = static_cast<zarrxt_dtype>(static_cast<int>(id) + 1);
-            });
-    }
+                throw capi_error(capi_errc::invalid_argument,
+                                 "value " + std::to_string(index) + " of " + std::to_string(v.values.size()));
+            }
+            need(data, "data") = v.values[index].data;
+            need(size, "size") = static_cast<std::size_t>(v.values[index].size);
+        });
+}
 
-    zarrxt_status zarrxt_array_item_size(const zarrxt_node* array, std::size_t* size)
-    {
-        return guarded(
-            [&]
+void zarrxt_strings_free(zarrxt_strings* values)
+{
+    delete values;
+}
+
+zarrxt_status zarrxt_array_write_strings(zarrxt_node* array, const std::uint64_t* offset,
+                                         const std::uint64_t* extent, const char* const* data,
+                                         const std::size_t* sizes, std::size_t count)
+{
+    return guarded(
+        [&]
+        {
+            zarrxt_node& n = need(array, "array");
+            check_region_args(&n, offset, extent);
+            array_t& a = n.need_array();
+            if (!zx::is_vlen(a.dtype()))
             {
-                const array_t& a = need(array, "array").need_array();
-                need(size, "size") = zx::is_vlen(a.dtype()) ? 0 : a.metadata().element_size();
-            });
-    }
-
-    zarrxt_status zarrxt_array_dimension_name(const zarrxt_node* array, std::size_t dim, char* buf,
-                                              std::size_t cap, std::size_t* len)
-    {
-        return guarded(
-            [&]
+                throw zx::array_error(zx::array_errc::dtype_mismatch,
+                                      "zarrxt_array_write_strings on a " + std::string(zx::name(a.dtype())) +
+                                          " array (zarrxt_array_write writes it)");
+            }
+            const auto off = to_vector(offset, a.rank());
+            const auto ext = to_vector(extent, a.rank());
+            const std::uint64_t elements = zx::detail::checked_product(ext, "region elements");
+            if (elements != count)
             {
-                const zarrxt_node& n = need(array, "array");
-                const array_t& a = n.need_array();
-                if (dim >= a.rank())
-                {
-                    throw capi_error(capi_errc::invalid_argument, "dimension " + std::to_string(dim) +
-                                                                      " of an array of rank " +
-                                                                      std::to_string(a.rank()));
-                }
-                std::string name;
-                {
-                    std::lock_guard<std::mutex> g(n.mutex);
-                    if (const auto& names = a.dimension_names(); names && (*names)[dim])
-                    {
-                        name = *(*names)[dim];
-                    }
-                }
-                put_text(name, buf, cap, len);
-            });
-    }
-
-    zarrxt_status zarrxt_array_read(const zarrxt_node* array, const std::uint64_t* offset,
-                                    const std::uint64_t* extent, void* out, std::size_t out_bytes)
-    {
-        return guarded(
-            [&]
+                throw capi_error(capi_errc::buffer_size, std::to_string(count) + " values for a region of " +
+                                                             std::to_string(elements) + " elements");
+            }
+            if (count > 0)
             {
-                const zarrxt_node& n = need(array, "array");
-                check_region_args(&n, offset, extent);
-                const array_t& a = n.need_array();
-                const auto off = to_vector(offset, a.rank());
-                const auto ext = to_vector(extent, a.rank());
-                check_buffer(a, ext, out_bytes, "out");
-                if (out_bytes > 0)
-                {
-                    need_pointer(out, "out");
-                }
-                a.read_bytes(off, ext, static_cast<std::byte*>(out));
-            });
-    }
-
-    zarrxt_status zarrxt_array_write(zarrxt_node* array, const std::uint64_t* offset,
-                                     const std::uint64_t* extent, const void* in, std::size_t in_bytes)
-    {
-        return guarded(
-            [&]
+                need(data, "data");
+                need(sizes, "sizes");
+            }
+            std::vector<zx::vlen_element> values(count);
+            for (std::size_t i = 0; i < count; ++i)
             {
-                zarrxt_node& n = need(array, "array");
-                check_region_args(&n, offset, extent);
-                array_t& a = n.need_array();
-                const auto off = to_vector(offset, a.rank());
-                const auto ext = to_vector(extent, a.rank());
-                check_buffer(a, ext, in_bytes, "in");
-                if (in_bytes > 0)
+                if (sizes[i] > 0 && data[i] == nullptr)
                 {
-                    need_pointer(in, "in");
+                    throw capi_error(capi_errc::invalid_argument, "data[" + std::to_string(i) + "] is NULL");
                 }
-                a.write_bytes(off, ext, static_cast<const std::byte*>(in));
-            });
-    }
+                values[i] = zx::vlen_element{data[i], sizes[i]};
+            }
+            a.write_bytes(off, ext, reinterpret_cast<const std::byte*>(values.data()));
+        });
+}
 
-    zarrxt_status zarrxt_array_read_strings(const zarrxt_node* array, const std::uint64_t* offset,
-                                            const std::uint64_t* extent, zarrxt_strings** out)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_array_create(zarrxt_store* store, const char* path, const char* metadata_json,
+                                  unsigned flags, zarrxt_node** out)
+{
+    return guarded(
+        [&]
+        {
+            need(out, "out") = nullptr;
+            store_t& s = need(store, "store").store;
+            if ((flags & ~ZARRXT_OVERWRITE) != 0)
             {
-                need(out, "out") = nullptr;
-                const zarrxt_node& n = need(array, "array");
-                check_region_args(&n, offset, extent);
-                const array_t& a = n.need_array();
-                if (!zx::is_vlen(a.dtype()))
-                {
-                    throw zx::array_error(zx::array_errc::dtype_mismatch,
-                                          "zarrxt_array_read_strings on a " +
-                                              std::string(zx::name(a.dtype())) +
-                                              " array (zarrxt_array_read reads it)");
-                }
-                const auto off = to_vector(offset, a.rank());
-                const auto ext = to_vector(extent, a.rank());
-                const std::uint64_t count = zx::detail::checked_product(ext, "region elements");
-                zx::check_limit("max_read_elements", count, a.core()->limits().max_read_elements);
-                auto v = std::make_unique<zarrxt_strings>(a.core()->limits().max_bytes_in_flight);
-                v->values.resize(zx::detail::to_size(count, "region elements"));
-                a.read_bytes(off, ext, reinterpret_cast<std::byte*>(v->values.data()), nullptr, &v->arena);
-                *out = v.release();
-            });
-    }
-
-    std::size_t zarrxt_strings_count(const zarrxt_strings* values)
-    {
-        return values == nullptr ? 0 : values->values.size();
-    }
-
-    zarrxt_status zarrxt_strings_get(const zarrxt_strings* values, std::size_t index, const char** data,
-                                     std::size_t* size)
-    {
-        return guarded(
-            [&]
+                throw capi_error(capi_errc::invalid_argument, "zarrxt_array_create: unknown flags");
+            }
+            const zx::json doc = parse_json_arg(metadata_json, "metadata");
+            const std::string p = zx::normalize_path(path_arg(path));
+            zx::array_metadata m;
+            if (doc.is_object() && doc.contains("zarr_format") && doc["zarr_format"] == 2)
             {
-                const zarrxt_strings& v = need(values, "values");
-                if (index >= v.values.size())
-                {
-                    throw capi_error(capi_errc::invalid_argument, "value " + std::to_string(index) + " of " +
-                                                                      std::to_string(v.values.size()));
-                }
-                need(data, "data") = v.values[index].data;
-                need(size, "size") = static_cast<std::size_t>(v.values[index].size);
-            });
-    }
-
-    void zarrxt_strings_free(zarrxt_strings* values)
-    {
-        delete values;
-    }
-
-    zarrxt_status zarrxt_array_write_strings(zarrxt_node* array, const std::uint64_t* offset,
-                                             const std::uint64_t* extent, const char* const* data,
-                                             const std::size_t* sizes, std::size_t count)
-    {
-        return guarded(
-            [&]
+                m = zx::detail::with_key_context(zx::join_key(p, ".zarray"),
+                                                 [&] { return zx::parse_v2_array(doc); });
+            }
+            else
             {
-                zarrxt_node& n = need(array, "array");
-                check_region_args(&n, offset, extent);
-                array_t& a = n.need_array();
-                if (!zx::is_vlen(a.dtype()))
-                {
-                    throw zx::array_error(zx::array_errc::dtype_mismatch,
-                                          "zarrxt_array_write_strings on a " +
-                                              std::string(zx::name(a.dtype())) +
-                                              " array (zarrxt_array_write writes it)");
-                }
-                const auto off = to_vector(offset, a.rank());
-                const auto ext = to_vector(extent, a.rank());
-                const std::uint64_t elements = zx::detail::checked_product(ext, "region elements");
-                if (elements != count)
-                {
-                    throw capi_error(capi_errc::buffer_size, std::to_string(count) +
-                                                                 " values for a region of " +
-                                                                 std::to_string(elements) + " elements");
-                }
-                if (count > 0)
-                {
-                    need(data, "data");
-                    need(sizes, "sizes");
-                }
-                std::vector<zx::vlen_element> values(count);
-                for (std::size_t i = 0; i < count; ++i)
-                {
-                    if (sizes[i] > 0 && data[i] == nullptr)
-                    {
-                        throw capi_error(capi_errc::invalid_argument,
-                                         "data[" + std::to_string(i) + "] is NULL");
-                    }
-                    values[i] = zx::vlen_element{data[i], sizes[i]};
-                }
-                a.write_bytes(off, ext, reinterpret_cast<const std::byte*>(values.data()));
-            });
-    }
+                m = zx::detail::with_key_context(zx::join_key(p, "zarr.json"),
+                                                 [&]
+                                                 {
+                                                     if (!doc.is_object() || zx::v3_node_type(doc) != "array")
+                                                     {
+                                                         throw zx::metadata_error(
+                                                             zx::metadata_errc::wrong_node_type,
+                                                             "the document does not describe an array");
+                                                     }
+                                                     return zx::parse_v3_array(doc);
+                                                 });
+            }
+            auto core = array_t::core_type::create_from_metadata(s, p, std::move(m),
+                                                                 (flags & ZARRXT_OVERWRITE) != 0, {}, {});
+            *out = new zarrxt_node(array_t(std::move(core)));
+        });
+}
 
-    zarrxt_status zarrxt_array_create(zarrxt_store* store, const char* path, const char* metadata_json,
-                                      unsigned flags, zarrxt_node** out)
-    {
-        return guarded(
-            [&]
+zarrxt_status zarrxt_array_create_simple(zarrxt_store* store, const char* path, int zarr_format, int dtype,
+                                         std::size_t rank, const std::uint64_t* shape,
+                                         const std::uint64_t* chunk_shape, unsigned flags, zarrxt_node** out)
+{
+    return guarded(
+        [&]
+        {
+            need(out, "out") = nullptr;
+            store_t& s = need(store, "store").store;
+            if ((flags & ~ZARRXT_OVERWRITE) != 0)
             {
-                need(out, "out") = nullptr;
-                store_t& s = need(store, "store").store;
-                if ((flags & ~ZARRXT_OVERWRITE) != 0)
-                {
-                    throw capi_error(capi_errc::invalid_argument, "zarrxt_array_create: unknown flags");
-                }
-                const zx::json doc = parse_json_arg(metadata_json, "metadata");
-                const std::string p = zx::normalize_path(path_arg(path));
-                zx::array_metadata m;
-                if (doc.is_object() && doc.contains("zarr_format") && doc["zarr_format"] == 2)
-                {
-                    m = zx::detail::with_key_context(zx::join_key(p, ".zarray"),
-                                                     [&] { return zx::parse_v2_array(doc); });
-                }
-                else
-                {
-                    m = zx::detail::with_key_context(
-                        zx::join_key(p, "zarr.json"),
-                        [&]
-                        {
-                            if (!doc.is_object() || zx::v3_node_type(doc) != "array")
-                            {
-                                throw zx::metadata_error(zx::metadata_errc::wrong_node_type,
-                                                         "the document does not describe an array");
-                            }
-                            return zx::parse_v3_array(doc);
-                        });
-                }
-                auto core = array_t::core_type::create_from_metadata(s, p, std::move(m),
-                                                                     (flags & ZARRXT_OVERWRITE) != 0, {}, {});
-                *out = new zarrxt_node(array_t(std::move(core)));
-            });
-    }
-
-    zarrxt_status zarrxt_array_create_simple(zarrxt_store* store, const char* path, int zarr_format,
-                                             zarrxt_dtype dtype, std::size_t rank, const std::uint64_t* shape,
-                                             const std::uint64_t* chunk_shape, unsigned flags,
-                                             zarrxt_node** out)
-    {
-        return guarded(
-            [&]
+                throw capi_error(capi_errc::invalid_argument, "zarrxt_array_create_simple: unknown flags");
+            }
+            const auto id = dtype_of_c(dtype);
+            if (!id)
             {
-                need(out, "out") = nullptr;
-                store_t& s = need(store, "store").store;
-                if ((flags & ~ZARRXT_OVERWRITE) != 0)
-                {
-                    throw capi_error(capi_errc::invalid_argument,
-                                     "zarrxt_array_create_simple: unknown flags");
-                }
-                const auto id = dtype_of_c(dtype);
-                if (!id)
-                {
-                    throw capi_error(capi_errc::invalid_argument,
-                                     "unknown zarrxt_dtype " + std::to_string(dtype));
-                }
-                if (zx::is_time(*id) || *id == zx::dtype_id::fixed_bytes ||
-                    *id == zx::dtype_id::fixed_utf32 || *id == zx::dtype_id::structured)
-                {
-                    throw capi_error(
-                        capi_errc::invalid_argument,
-                        std::string(zx::name(*id)) +
-                            " needs a unit, a length or fields: create it with zarrxt_array_create");
-                }
-                if (rank > 0)
-                {
-                    need(shape, "shape");
-                    need(chunk_shape, "chunk_shape");
-                }
-                const bool overwrite = (flags & ZARRXT_OVERWRITE) != 0;
-                std::shared_ptr<array_t::core_type> core;
-                if (zarr_format == 3)
-                {
-                    zx::v3_options o;
-                    o.shape = to_vector(shape, rank);
-                    o.chunk_shape = to_vector(chunk_shape, rank);
-                    o.overwrite = overwrite;
-                    core = array_t::core_type::create(s, path_arg(path), *id, o, {}, {});
-                }
-                else if (zarr_format == 2)
-                {
-                    zx::v2_options o;
-                    o.shape = to_vector(shape, rank);
-                    o.chunks = to_vector(chunk_shape, rank);
-                    o.overwrite = overwrite;
-                    core = array_t::core_type::create(s, path_arg(path), *id, o, {}, {});
-                }
-                else
-                {
-                    throw capi_error(capi_errc::invalid_argument,
-                                     "zarr_format must be 2 or 3, not " + std::to_string(zarr_format));
-                }
-                *out = new zarrxt_node(array_t(std::move(core)));
-            });
-    }
-
-} // extern "C"
+                throw capi_error(capi_errc::invalid_argument,
+                                 "unknown zarrxt_dtype " + std::to_string(dtype));
+            }
+            if (zx::is_time(*id) || *id == zx::dtype_id::fixed_bytes || *id == zx::dtype_id::fixed_utf32 ||
+                *id == zx::dtype_id::structured)
+            {
+                throw capi_error(capi_errc::invalid_argument,
+                                 std::string(zx::name(*id)) +
+                                     " needs a unit, a length or fields: create it with zarrxt_array_create");
+            }
+            if (rank > 0)
+            {
+                need(shape, "shape");
+                need(chunk_shape, "chunk_shape");
+            }
+            const bool overwrite = (flags & ZARRXT_OVERWRITE) != 0;
+            std::shared_ptr<array_t::core_type> core;
+            if (zarr_format == 3)
+            {
+                zx::v3_options o;
+                o.shape = to_vector(shape, rank);
+                o.chunk_shape = to_vector(chunk_shape, rank);
+                o.overwrite = overwrite;
+                core = array_t::core_type::create(s, path_arg(path), *id, o, {}, {});
+            }
+            else if (zarr_format == 2)
+            {
+                zx::v2_options o;
+                o.shape = to_vector(shape, rank);
+                o.chunks = to_vector(chunk_shape, rank);
+                o.overwrite = overwrite;
+                core = array_t::core_type::create(s, path_arg(path), *id, o, {}, {});
+            }
+            else
+            {
+                throw capi_error(capi_errc::invalid_argument,
+                                 "zarr_format must be 2 or 3, not " + std::to_string(zarr_format));
+            }
+            *out = new zarrxt_node(array_t(std::move(core)));
+        });
+}

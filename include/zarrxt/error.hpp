@@ -71,6 +71,9 @@ enum class store_errc : int
     archive = 10,        ///< a zip archive is malformed: no end record, a directory or entry outside it
     unsupported_archive = 11, ///< a zip feature zarrxt does not read: encryption, split archives, a method
                               ///< other than STORED and DEFLATE
+    reference = 12,        ///< a kerchunk reference file is malformed: not JSON, a member of the wrong type,
+                           ///< bad base64, a key that is not a valid key, an expression it cannot evaluate
+    reference_target = 13, ///< a kerchunk reference's target is missing or shorter than its byte range
 };
 
 enum class array_errc : int

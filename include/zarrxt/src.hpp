@@ -11,4 +11,5 @@
 #define ZARRXT_SOURCE 1
 
 #include "codec/registry.hpp"
+#include "detail/kerchunk_refs.hpp"
 #include "zarrxt.hpp"

@@ -568,6 +568,49 @@ static void test_corrupt_chunk(void)
     }
 }
 
+/* A kerchunk reference file (reference::REFS) opens through the same calls: a raw file of int16
+ * values referenced as two chunks, the second before the first in the file. */
+static void test_kerchunk(void)
+{
+    const int16_t raw[8] = {50, 60, 70, 80, 10, 20, 30, -40};
+    const char* refs = "{\".zarray\": \"{\\\"zarr_format\\\": 2, \\\"shape\\\": [8], \\\"chunks\\\": [4],"
+                       " \\\"dtype\\\": \\\"<i2\\\", \\\"compressor\\\": null, \\\"fill_value\\\": 0,"
+                       " \\\"filters\\\": null, \\\"order\\\": \\\"C\\\"}\","
+                       " \"0\": [\"raw.bin\", 8, 8], \"1\": [\"raw.bin\", 0, 8]}";
+    FILE* f = fopen(path_in("raw.bin"), "wb");
+    zarrxt_node* a = NULL;
+    char url[4096 + 64];
+    CHECK(f != NULL);
+    if (f == NULL)
+    {
+        return;
+    }
+    fwrite(raw, sizeof raw, 1, f); /* native order: this test runs on little-endian machines */
+    fclose(f);
+    f = fopen(path_in("refs.json"), "wb");
+    CHECK(f != NULL);
+    if (f == NULL)
+    {
+        return;
+    }
+    fputs(refs, f);
+    fclose(f);
+    snprintf(url, sizeof url, "reference::%s", path_in("refs.json"));
+    OK(zarrxt_open(url, 0, &a));
+    if (a != NULL)
+    {
+        const uint64_t off[1] = {0};
+        const uint64_t ext[1] = {8};
+        const int16_t want[8] = {10, 20, 30, -40, 50, 60, 70, 80};
+        int16_t got[8];
+        OK(zarrxt_array_read(a, off, ext, got, sizeof got));
+        CHECK(memcmp(got, want, sizeof got) == 0);
+        /* read-only */
+        FAILS(zarrxt_array_write(a, off, ext, got, sizeof got), ZARRXT_ERR_STORE, "zarrxt.store.9");
+        zarrxt_node_close(a);
+    }
+}
+
 /* Threads: each writes and reads its own rows of one shared handle, and keeps its own last error. */
 struct worker
 {
@@ -687,6 +730,7 @@ int main(int argc, char** argv)
     }
     test_consolidated();
     test_corrupt_chunk();
+    test_kerchunk();
     printf("%d checks, %d failed\n", g_checks, g_failures);
     if (g_failures == 0)
     {

@@ -825,6 +825,20 @@ void make_zip_seeds()
     emit("zip", "deflate", out);
 }
 
+/// Reference files (fuzz_kerchunk): version 0 with every kind of reference, version 1 with
+/// templates, generators over a range and a list, base64 data and expressions.
+void make_kerchunk_seeds()
+{
+    emit("kerchunk", "v0", R"({".zgroup": "{\"zarr_format\": 2}", "a/.zarray": {"zarr_format": 2, "shape": [4],
+"chunks": [2], "dtype": "<i4", "compressor": null, "fill_value": 0, "order": "C", "filters": null},
+"a/0": ["t.bin", 8, 8], "a/1": ["data.bin"], "b": [null, 250, 6], "c": "base64:aGVsbG8="})");
+    emit("kerchunk", "v1", R"({"version": 1, "templates": {"u": "t.bin", "d": "dir"},
+"refs": {"k": "inline", "r": ["{{d}}/{{u}}", 16, 32], "w": ["{{ u }}"]},
+"gen": [{"key": "g/{{ i }}.{{j}}", "url": "{{d}}/{{u}}", "offset": "{{ (i * 3 + j) * 8 // 2 % 200 }}",
+"length": "8", "dimensions": {"i": {"start": 0, "stop": 4, "step": 2}, "j": [0, 1, -1]}},
+{"key": "h/{{n}}", "url": "a", "dimensions": {"n": {"stop": 3}}}]})");
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -841,6 +855,7 @@ int main(int argc, char** argv)
         make_codec_seeds();
         make_shard_seeds();
         make_zip_seeds();
+        make_kerchunk_seeds();
     }
     catch (const std::exception& e)
     {

@@ -7,6 +7,10 @@
  *    s3://bucket/prefix                           s3_store (needs libcurl, libcrypto, expat)
  *    any of them ending in a *.zip segment        zip_store over the archive that segment names,
  *      (x.zarr.zip, https://h/x.zarr.zip/a/b)     read-only, rooted at what follows it (a/b)
+ *    reference::REFS, REFS any path or URL above  kerchunk_store (store/kerchunk.hpp) over the
+ *      (reference::refs.json,                     kerchunk reference file REFS, read-only; its
+ *       reference::https://h/refs.json)           targets opened with open_store (fsspec spells
+ *                                                 this "reference://" with fo=REFS)
  *
  *  The remote schemes are there when the build has their libraries (ZARRXT_HAS_CURL,
  *  ZARRXT_HAS_S3); otherwise such a URL is store.1 saying what is missing. Options for the remote
@@ -18,6 +22,7 @@
 #include "../config.hpp"
 #include "any_store.hpp"
 #include "filesystem.hpp"
+#include "kerchunk.hpp"
 #include "zip_store.hpp"
 
 #if ZARRXT_HAS_CURL
@@ -125,9 +130,58 @@ inline std::optional<zip_url> split_zip_url(std::string_view url)
     return std::nullopt;
 }
 
-/// The store `url` names (see the file comment).
-inline any_store open_store(std::string_view url, const store_options& options = {})
+/// The prefix of a store URL naming a kerchunk reference file: `reference::refs.json`.
+inline constexpr std::string_view reference_prefix = "reference::";
+
+/// Whether `url` names a kerchunk reference file (starts with reference_prefix).
+inline bool is_reference_url(std::string_view url)
 {
+    return url.substr(0, reference_prefix.size()) == reference_prefix;
+}
+
+inline any_store open_store(std::string_view url, const store_options& options = {});
+
+/// The kerchunk reference file at `url` (a path or a URL open_store takes, without the
+/// `reference::` prefix), read whole (at most options.max_reference_bytes, else limit.1), as a
+/// store; its targets are opened with open_store(..., stores). No file at `url` is store.12.
+inline kerchunk_store open_kerchunk(std::string_view url, const kerchunk_options& options = {},
+                                    const store_options& stores = {})
+{
+    const auto [dir, name] = detail::kerchunk::split_location(url);
+    any_store base = open_store(dir, stores);
+    std::optional<read_result> r;
+    try
+    {
+        r = base.read(name, byte_range::all(), options.max_reference_bytes);
+    }
+    catch (const limit_exceeded& big)
+    {
+        limit_exceeded e("max_reference_bytes", big.value(), options.max_reference_bytes);
+        e.with_key(name);
+        throw e;
+    }
+    if (!r)
+    {
+        store_error e(store_errc::reference, "no kerchunk reference file at " + detail::redact_url(url));
+        e.with_key(name);
+        throw e;
+    }
+    return kerchunk_store(as_string_view(r->bytes.view()), std::string(url), options,
+                          [stores](const std::string& directory) { return open_store(directory, stores); });
+}
+
+/// The store `url` names (see the file comment).
+inline any_store open_store(std::string_view url, const store_options& options)
+{
+    if (is_reference_url(url))
+    {
+        const std::string_view refs = url.substr(reference_prefix.size());
+        if (refs.empty())
+        {
+            throw store_error(store_errc::invalid_key, "\"reference::\" names no reference file");
+        }
+        return any_store(open_kerchunk(refs, {}, options), "reference::" + detail::redact_url(refs));
+    }
     if (auto z = split_zip_url(url))
     {
         zip_options zo;
