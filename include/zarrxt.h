@@ -86,7 +86,16 @@ typedef enum zarrxt_dtype
     ZARRXT_FIXED_UTF32 = 18, /* n UTF-32 code units per element (numpy <U n), NUL-padded */
     ZARRXT_STRING = 19,      /* variable-length UTF-8: zarrxt_array_read_strings */
     ZARRXT_VLEN_BYTES = 20,  /* variable-length bytes: zarrxt_array_read_strings */
-    ZARRXT_STRUCTURED = 21   /* records: the fields are in the metadata, packed as stored */
+    ZARRXT_STRUCTURED = 21,  /* records: the fields are in the metadata, packed as stored */
+    /* zarr-extensions small floats (Zarr v3 only), their bits: */
+    ZARRXT_BFLOAT16 = 22, /* the top 16 bits of a binary32, in a uint16_t */
+    ZARRXT_FLOAT8_E3M4 = 23,
+    ZARRXT_FLOAT8_E4M3 = 24,
+    ZARRXT_FLOAT8_E4M3B11FNUZ = 25,
+    ZARRXT_FLOAT8_E4M3FNUZ = 26,
+    ZARRXT_FLOAT8_E5M2 = 27,
+    ZARRXT_FLOAT8_E5M2FNUZ = 28,
+    ZARRXT_FLOAT8_E8M0FNU = 29
 } zarrxt_dtype;
 
 /* Flags. */

@@ -19,7 +19,9 @@ using all_types =
     std::tuple<bool, std::int8_t, std::int16_t, std::int32_t, std::int64_t, std::uint8_t, std::uint16_t,
                std::uint32_t, std::uint64_t, zx::float16, float, double, std::complex<float>,
                std::complex<double>, std::chrono::sys_time<std::chrono::nanoseconds>, std::chrono::sys_days,
-               std::chrono::seconds, std::chrono::duration<std::int64_t, std::ratio<10>>>;
+               std::chrono::seconds, std::chrono::duration<std::int64_t, std::ratio<10>>, zx::bfloat16,
+               zx::float8_e3m4, zx::float8_e4m3, zx::float8_e4m3b11fnuz, zx::float8_e4m3fnuz, zx::float8_e5m2,
+               zx::float8_e5m2fnuz, zx::float8_e8m0fnu>;
 
 TEST_SUITE("dtype")
 {
@@ -44,6 +46,336 @@ TEST_SUITE("dtype")
         CHECK(zx::info(zx::dtype_id::complex64).word == 4);
         CHECK(zx::detail::half_bits(zx::detail::half_from_bits(0x3c00)) == 0x3c00);
         CHECK(static_cast<float>(zx::detail::half_from_bits(0x3c00)) == 1.0f);
+    }
+}
+
+namespace
+{
+// The registry's layouts, written out here from the zarr-extensions READMEs (not read from the
+// code under test): exponent and mantissa bits, bias, conventions, the bits of "NaN".
+enum class conv
+{
+    ieee, // infinities and NaNs at the top exponent, signed zeros
+    fnuz, // no infinity, NaN is 0x80 only, no -0
+    fnu,  // unsigned, no zero, NaN is 0xff only, no mantissa
+};
+struct registry_format
+{
+    zx::dtype_id id;
+    int ebits, mbits, bias;
+    conv c;
+    unsigned nan;
+};
+const registry_format registry_formats[] = {
+    {zx::dtype_id::bfloat16, 8, 7, 127, conv::ieee, 0x7fc0},
+    {zx::dtype_id::float8_e3m4, 3, 4, 3, conv::ieee, 0x78},
+    {zx::dtype_id::float8_e4m3, 4, 3, 7, conv::ieee, 0x7c},
+    {zx::dtype_id::float8_e4m3b11fnuz, 4, 3, 11, conv::fnuz, 0x80},
+    {zx::dtype_id::float8_e4m3fnuz, 4, 3, 8, conv::fnuz, 0x80},
+    {zx::dtype_id::float8_e5m2, 5, 2, 15, conv::ieee, 0x7e},
+    {zx::dtype_id::float8_e5m2fnuz, 5, 2, 16, conv::fnuz, 0x80},
+    {zx::dtype_id::float8_e8m0fnu, 8, 0, 127, conv::fnu, 0xff},
+};
+
+// sign * 2^(e - bias) * (1 + m / 2^mbits), subnormals 2^(1 - bias) * (m / 2^mbits), the specials
+// as the registry states them; pow, not ldexp, and no bit tricks shared with the library.
+double registry_value(const registry_format& f, unsigned b)
+{
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const unsigned emax = (1u << f.ebits) - 1;
+    const unsigned e = (b >> f.mbits) & emax;
+    const unsigned m = b & ((1u << f.mbits) - 1);
+    const bool negative = f.c != conv::fnu && ((b >> (f.ebits + f.mbits)) & 1u) != 0;
+    const double scale = std::pow(2.0, f.mbits);
+    double v;
+    if (f.c == conv::fnu)
+    {
+        return b == 0xff ? nan : std::pow(2.0, static_cast<double>(e) - f.bias);
+    }
+    if (f.c == conv::fnuz && b == 0x80)
+    {
+        return nan;
+    }
+    if (f.c == conv::ieee && e == emax)
+    {
+        v = m == 0 ? std::numeric_limits<double>::infinity() : nan;
+    }
+    else if (e == 0)
+    {
+        v = std::pow(2.0, 1 - f.bias) * (m / scale);
+    }
+    else
+    {
+        v = std::pow(2.0, static_cast<double>(e) - f.bias) * (1 + m / scale);
+    }
+    return negative ? -v : v;
+}
+
+unsigned bit_count(const registry_format& f)
+{
+    return f.id == zx::dtype_id::bfloat16 ? 65536u : 256u;
+}
+
+template <class F>
+void with_minifloat(zx::dtype_id id, F&& f)
+{
+    zx::with_element_type(id,
+                          [&](auto t)
+                          {
+                              using T = typename decltype(t)::type;
+                              if constexpr (requires { T::spec; })
+                              {
+                                  f(t);
+                              }
+                          });
+}
+} // namespace
+
+TEST_SUITE("minifloat")
+{
+    TEST_CASE("the layouts are the registry's, and every bit pattern decodes to the registry's value")
+    {
+        for (const auto& f : registry_formats)
+        {
+            INFO(zx::name(f.id));
+            const auto* s = zx::minifloat_spec_of(f.id);
+            REQUIRE(s != nullptr);
+            CHECK(s->exponent_bits == f.ebits);
+            CHECK(s->mantissa_bits == f.mbits);
+            CHECK(s->bias == f.bias);
+            CHECK(s->canonical_nan == f.nan);
+            CHECK(s->width == zx::info(f.id).size);
+            CHECK(zx::info(f.id).word == zx::info(f.id).size); // bfloat16 swaps as one 2-byte word
+            with_minifloat(f.id,
+                           [&](auto t)
+                           {
+                               using T = typename decltype(t)::type;
+                               std::size_t bad = 0;
+                               for (unsigned b = 0; b < bit_count(f); ++b)
+                               {
+                                   const T x = T::from_bits(static_cast<typename T::bits_type>(b));
+                                   const double want = registry_value(f, b);
+                                   const double got = static_cast<double>(x);
+                                   const float got_f = x;
+                                   const bool same =
+                                       std::isnan(want)
+                                           ? std::isnan(got) && std::isnan(got_f) && zx::isnan(x)
+                                           : got == want && std::signbit(got) == std::signbit(want) &&
+                                                 static_cast<double>(got_f) == want && !zx::isnan(x);
+                                   bad += same && zx::isinf(x) == std::isinf(want) ? 0 : 1;
+                               }
+                               CHECK(bad == 0);
+                           });
+        }
+    }
+
+    TEST_CASE(
+        "decode then encode gives the same bits (NaNs: the registry's NaN, with their sign where signed)")
+    {
+        for (const auto& f : registry_formats)
+        {
+            INFO(zx::name(f.id));
+            with_minifloat(f.id,
+                           [&](auto t)
+                           {
+                               using T = typename decltype(t)::type;
+                               const unsigned sign = f.c == conv::fnu ? 0u : 1u << (f.ebits + f.mbits);
+                               std::size_t bad = 0;
+                               for (unsigned b = 0; b < bit_count(f); ++b)
+                               {
+                                   const T x = T::from_bits(static_cast<typename T::bits_type>(b));
+                                   unsigned want = b;
+                                   if (zx::isnan(x))
+                                   {
+                                       want = f.c == conv::ieee ? f.nan | (b & sign) : f.nan;
+                                   }
+                                   bad += T(static_cast<double>(x)).bits() == want ? 0 : 1;
+                                   bad += T(static_cast<float>(x)).bits() == want ? 0 : 1;
+                               }
+                               CHECK(bad == 0);
+                           });
+        }
+    }
+
+    TEST_CASE(
+        "from double: nearest value, ties to even, overflow to infinity or NaN, the edges of each convention")
+    {
+        for (const auto& f : registry_formats)
+        {
+            INFO(zx::name(f.id));
+            with_minifloat(f.id,
+                           [&](auto t)
+                           {
+                               using T = typename decltype(t)::type;
+                               using B = typename T::bits_type;
+                               const unsigned sign = f.c == conv::fnu ? 0u : 1u << (f.ebits + f.mbits);
+                               // The positive finite values in order of their bits (which is their
+                               // order of value), then each midpoint and its neighbours.
+                               std::vector<unsigned> pos;
+                               for (unsigned b = 0; b < (sign ? sign : 256u); ++b)
+                               {
+                                   const double v = registry_value(f, b);
+                                   if (std::isfinite(v))
+                                   {
+                                       pos.push_back(b);
+                                   }
+                               }
+                               std::size_t bad = 0;
+                               for (std::size_t i = 0; i + 1 < pos.size(); ++i)
+                               {
+                                   const double lo = registry_value(f, pos[i]);
+                                   const double hi = registry_value(f, pos[i + 1]);
+                                   REQUIRE(lo < hi);
+                                   const double mid = (lo + hi) / 2; // exact in double
+                                   // With no mantissa bit (e8m0) the tie goes up, as in ml_dtypes.
+                                   const unsigned even =
+                                       f.mbits == 0 ? pos[i + 1] : (pos[i] % 2 == 0 ? pos[i] : pos[i + 1]);
+                                   bad += T(mid).bits() == even ? 0 : 1;
+                                   bad += T(std::nextafter(mid, 0.0)).bits() == pos[i] ? 0 : 1;
+                                   bad += T(std::nextafter(mid, 1e300)).bits() == pos[i + 1] ? 0 : 1;
+                                   bad += T(lo).bits() == pos[i] ? 0 : 1;
+                                   if (sign != 0 && lo != 0)
+                                   {
+                                       bad += T(-mid).bits() == (even | sign) ? 0 : 1;
+                                   }
+                               }
+                               CHECK(bad == 0);
+                               // Above the largest finite value: half an ulp more overflows.
+                               const double max = registry_value(f, pos.back());
+                               const double ulp = max - registry_value(f, pos[pos.size() - 2]);
+                               const double over = f.mbits == 0 ? max * 1.5 : max + ulp / 2;
+                               const unsigned inf_bits = ((1u << f.ebits) - 1) << f.mbits;
+                               const unsigned overflow = f.c == conv::ieee ? inf_bits : f.nan;
+                               CHECK(T(over).bits() == overflow);
+                               CHECK(T(std::nextafter(over, 0.0)).bits() == pos.back());
+                               CHECK(T(1e300).bits() == overflow);
+                               CHECK(T(std::numeric_limits<double>::infinity()).bits() == overflow);
+                               CHECK(zx::isnan(T(std::numeric_limits<double>::quiet_NaN())));
+                               CHECK(T(std::numeric_limits<double>::quiet_NaN()).bits() == f.nan);
+                               if (f.c == conv::ieee)
+                               {
+                                   CHECK(T(-1e300).bits() == (inf_bits | sign));
+                                   CHECK(T(-0.0).bits() == sign);
+                                   CHECK(T(-std::numeric_limits<double>::quiet_NaN()).bits() ==
+                                         (f.nan | sign));
+                                   CHECK(std::numeric_limits<T>::has_infinity);
+                                   CHECK(std::isinf(static_cast<float>(std::numeric_limits<T>::infinity())));
+                               }
+                               if (f.c == conv::fnuz)
+                               {
+                                   CHECK(T(-0.0).bits() == 0);                      // no -0: 0x80 is NaN
+                                   CHECK(T(-registry_value(f, 1) / 4).bits() == 0); // rounds to +0
+                                   CHECK(T(-1e300).bits() == 0x80);
+                                   CHECK(T(-std::numeric_limits<double>::infinity()).bits() == 0x80);
+                                   CHECK_FALSE(std::numeric_limits<T>::has_infinity);
+                               }
+                               if (f.c == conv::fnu)
+                               {
+                                   CHECK(T(0.0).bits() == 0xff);    // no zero
+                                   CHECK(T(-1.0).bits() == 0xff);   // unsigned
+                                   CHECK(T(1e-300).bits() == 0x00); // 2^-127 is nearest
+                                   CHECK(T(1.0).bits() == 127);
+                                   CHECK(T(0.75).bits() == 127); // the tie goes up
+                                   CHECK_FALSE(std::numeric_limits<T>::is_signed);
+                               }
+                               CHECK(static_cast<double>(std::numeric_limits<T>::max()) == max);
+                               CHECK(std::numeric_limits<T>::quiet_NaN().bits() == f.nan);
+                               (void)sizeof(B);
+                           });
+        }
+    }
+
+    TEST_CASE("bfloat16 from float: the top 16 bits rounded to nearest even, as bit arithmetic says")
+    {
+        // An independent formula: add 0x7fff plus the kept LSB, drop 16 bits (finite inputs).
+        std::uint32_t state = 12345;
+        std::size_t bad = 0;
+        for (int i = 0; i < 2000000; ++i)
+        {
+            state = state * 1664525u + 1013904223u;
+            std::uint32_t u = state;
+            if (i % 3 == 0)
+            {
+                u = (u & 0xffff0000u) | 0x8000u; // exact ties
+            }
+            const float f = std::bit_cast<float>(u);
+            if (!std::isfinite(f))
+            {
+                continue;
+            }
+            const std::uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+            bad += zx::bfloat16(f).bits() == r ? 0 : 1;
+        }
+        CHECK(bad == 0);
+        CHECK(zx::bfloat16(1.0f).bits() == 0x3f80);
+        CHECK(zx::bfloat16(std::numeric_limits<float>::max()).bits() == 0x7f80); // rounds past the max
+    }
+
+    TEST_CASE("v2 has no such types; with_arithmetic_type has no arithmetic type for them")
+    {
+        bool big = false;
+        for (const auto& f : registry_formats)
+        {
+            ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.5", "", zx::v2_typestr(f.id, false));
+            CHECK_FALSE(zx::with_arithmetic_type(f.id, [](auto) {}));
+        }
+        CHECK_FALSE(zx::dtype_from_v2_typestr("<V2", big));
+        CHECK(zx::dtype_from_v3_name("float8_e4m3fn") == std::nullopt); // not in the registry
+    }
+
+    TEST_CASE("a v3 bfloat16 array with big-endian bytes: the stored bytes by hand, read back exactly")
+    {
+        zx::memory_store s;
+        auto a = zx::create<zx::bfloat16, 1>(
+            s, "b",
+            zx::v3_options{.shape = {4},
+                           .chunk_shape = {4},
+                           .codecs = {zx::codec_spec("bytes", {{"endian", "big"}})},
+                           .fill_value = zx::bfloat16::from_bits(0x7fc0)});
+        const zx::json doc = zx::json::parse(zxtest::as_string_of(zx::get(s, "b/zarr.json")));
+        CHECK(doc["data_type"] == "bfloat16");
+        CHECK(doc["fill_value"] == "NaN");
+        xt::xtensor<zx::bfloat16, 1> v = xt::xtensor<zx::bfloat16, 1>::from_shape({4});
+        v(0) = zx::bfloat16(1.0);               // 0x3f80
+        v(1) = zx::bfloat16(-2.5);              // 0xc020
+        v(2) = zx::bfloat16::from_bits(0x7f80); // inf
+        v(3) = zx::bfloat16::from_bits(0x0001); // smallest subnormal
+        a.write({{0}, {4}}, v);
+        const std::string stored = zxtest::as_string_of(zx::get(s, "b/c/0"));
+        CHECK(stored == std::string("\x3f\x80\xc0\x20\x7f\x80\x00\x01", 8));
+        const auto back = zx::open<zx::bfloat16, 1>(s, "b").read();
+        for (std::size_t i = 0; i < 4; ++i)
+        {
+            CHECK(back(i).bits() == v(i).bits());
+        }
+        CHECK(static_cast<float>(back(1)) == -2.5f);
+        // Through visit (the runtime dtype) as well.
+        auto any = zx::open_any(s, "b");
+        CHECK(any.dtype() == zx::dtype_id::bfloat16);
+        std::uint16_t visited = 0;
+        zx::visit(any,
+                  [&](auto& typed)
+                  {
+                      const auto r = typed.read();
+                      if constexpr (std::is_same_v<std::decay_t<decltype(r(0))>, zx::bfloat16>)
+                      {
+                          visited = r(1).bits();
+                      }
+                  });
+        CHECK(visited == 0xc020);
+        // The 1-byte types: endian has no effect, and a v2 array is refused.
+        auto e = zx::create<zx::float8_e4m3fnuz, 1>(
+            s, "e",
+            zx::v3_options{.shape = {3},
+                           .chunk_shape = {3},
+                           .codecs = {zx::codec_spec("bytes", {{"endian", "big"}})},
+                           .fill_value = zx::scalar::from_json("NaN")});
+        e.write({{0}, {2}},
+                xt::xtensor<zx::float8_e4m3fnuz, 1>{zx::float8_e4m3fnuz(0.5), zx::float8_e4m3fnuz(-3.0)});
+        CHECK(zxtest::as_string_of(zx::get(s, "e/c/0")) == std::string("\x38\xcc\x80", 3));
+        CHECK(zx::open<zx::float8_e4m3fnuz, 1>(s, "e").read()(1) == zx::float8_e4m3fnuz(-3.0));
+        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.5", "v2/.zarray",
+                        zx::create<zx::bfloat16, 1>(s, "v2", zx::v2_options{.shape = {3}, .chunks = {3}}));
     }
 }
 

@@ -22,6 +22,14 @@ template class zarrxt::array<float, 2>;
 template class zarrxt::array<double, 2>;
 template class zarrxt::array<std::complex<float>, 2>;
 template class zarrxt::array<std::complex<double>, 2>;
+template class zarrxt::array<zarrxt::bfloat16, 2>;
+template class zarrxt::array<zarrxt::float8_e3m4, 2>;
+template class zarrxt::array<zarrxt::float8_e4m3, 2>;
+template class zarrxt::array<zarrxt::float8_e4m3b11fnuz, 2>;
+template class zarrxt::array<zarrxt::float8_e4m3fnuz, 2>;
+template class zarrxt::array<zarrxt::float8_e5m2, 2>;
+template class zarrxt::array<zarrxt::float8_e5m2fnuz, 2>;
+template class zarrxt::array<zarrxt::float8_e8m0fnu, 2>;
 template class zarrxt::array<std::string, 2>; // fixed-width strings: every member compiles for it too
 // Ranks 0..4.
 template class zarrxt::array<float, 0>;

@@ -426,5 +426,17 @@ TEST_SUITE("record")
             zx::metadata_error, "zarrxt.metadata.7", "c/zarr.json",
             v3(R"({"name": "struct", "configuration": {"fields": [{"name": "x", "data_type": "int8", "z": 1}]}})",
                R"({"x": 0})"));
+        // bfloat16 and float8 fields: their sizes, and their fill values as the field types read them
+        // (bfloat16 "NaN" 0x7fc0 native, float8_e5m2 -2 is 0xc0); an unwritten chunk reads the fill.
+        const std::string hq =
+            R"({"name": "struct", "configuration": {"fields": [{"name": "h", "data_type": "bfloat16"},
+            {"name": "q", "data_type": "float8_e5m2"}]}})";
+        auto small = v3(hq, R"({"h": "NaN", "q": -2})");
+        CHECK(small.metadata().dtype.fixed_size == 3);
+        std::string raw(6, '\0');
+        small.read_bytes({0}, {2}, reinterpret_cast<std::byte*>(raw.data()));
+        CHECK(raw == std::string("\xc0\x7f\xc0\xc0\x7f\xc0", 6));
+        ZX_EXPECT_ERROR(zx::metadata_error, "zarrxt.metadata.6", "c/zarr.json",
+                        v3(hq, R"({"h": 1, "q": "0x7fc0"})"));
     }
 }

@@ -374,6 +374,48 @@ print('same' if ok else 'different')
         CHECK(hash_of("back") == hash_of("src"));
     }
 
+    TEST_CASE(
+        "bfloat16 and float8: cat prints numbers (nan, inf as for float16); hash is of little-endian bytes; "
+        "no v2")
+    {
+        if (tool().empty())
+        {
+            ZX_SKIP("ZARRXT_TOOL not set (built without tools)");
+        }
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        auto b = zx::create<zx::bfloat16, 1>(
+            s, "b",
+            zx::v3_options{.shape = {5},
+                           .chunk_shape = {2},
+                           .codecs = {zx::codec_spec("bytes", {{"endian", "big"}})},
+                           .fill_value = zx::scalar::from_json("NaN")});
+        b.write({{0}, {4}}, xt::xtensor<zx::bfloat16, 1>{zx::bfloat16(1.0), zx::bfloat16(-2.5),
+                                                         zx::bfloat16::from_bits(0xff80), zx::bfloat16(0.1)});
+        auto cat = zxtest::run(quote(tool()) + " cat " + quote((dir.path() / "b").string()));
+        REQUIRE_MESSAGE(cat.status == 0, cat.output);
+        CHECK(cat.output == "[0:5] 1 -2.5 -inf 0.1001 nan\n");
+        // The stored bytes are big-endian; the digest is of the values' little-endian bytes.
+        const std::string le{"\x80\x3f\x20\xc0\x80\xff\xcd\x3d\xc0\x7f", 10};
+        auto h = zxtest::run(quote(tool()) + " hash " + quote((dir.path() / "b").string()));
+        REQUIRE_MESSAGE(h.status == 0, h.output);
+        CHECK(h.output == reference_hash(le, dir.path() / "b.bin") + "\n");
+        auto e = zx::create<zx::float8_e4m3b11fnuz, 1>(
+            s, "e",
+            zx::v3_options{.shape = {3}, .chunk_shape = {3}, .fill_value = zx::scalar::from_json("NaN")});
+        e.write({{0}, {2}}, xt::xtensor<zx::float8_e4m3b11fnuz, 1>{zx::float8_e4m3b11fnuz(-0.0),
+                                                                   zx::float8_e4m3b11fnuz(30.0)});
+        auto ecat = zxtest::run(quote(tool()) + " cat " + quote((dir.path() / "e").string()));
+        CHECK(ecat.output == "[0:3] 0 30 nan\n");
+        auto info = zxtest::run(quote(tool()) + " info " + quote((dir.path() / "e").string()));
+        CHECK(info.output.find("float8_e4m3b11fnuz") != std::string::npos);
+        auto v2 = zxtest::run(quote(tool()) + " convert " + quote((dir.path() / "b").string()) + " " +
+                              quote((dir.path() / "v2").string()) + " --zarr-format 2 --no-progress");
+        CHECK(v2.status != 0);
+        CHECK(v2.output.find("[zarrxt.metadata.5] bfloat16 has no Zarr v2 (numpy) data type") !=
+              std::string::npos);
+    }
+
     TEST_CASE("convert keeps dimension names: v2 _ARRAY_DIMENSIONS <-> v3 dimension_names; info shows them")
     {
         if (tool().empty())

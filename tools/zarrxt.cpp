@@ -647,6 +647,22 @@ std::string format_value(const zx::data_type& type, const std::byte* p)
                 buf, sizeof buf, "%.5g",
                 static_cast<double>(static_cast<float>(zx::detail::half_from_bits(get(std::uint16_t{})))));
             return buf;
+        case zx::dtype_id::bfloat16:
+        case zx::dtype_id::float8_e3m4:
+        case zx::dtype_id::float8_e4m3:
+        case zx::dtype_id::float8_e4m3b11fnuz:
+        case zx::dtype_id::float8_e4m3fnuz:
+        case zx::dtype_id::float8_e5m2:
+        case zx::dtype_id::float8_e5m2fnuz:
+        case zx::dtype_id::float8_e8m0fnu:
+        {
+            // As float16 prints (nan, inf): 5 digits tell every value of these types apart.
+            const zx::minifloat_spec& spec = *zx::minifloat_spec_of(id);
+            const std::uint16_t bits =
+                spec.width == 2 ? get(std::uint16_t{}) : static_cast<std::uint16_t>(get(std::uint8_t{}));
+            std::snprintf(buf, sizeof buf, "%.5g", zx::detail::minifloat_to_double(spec, bits));
+            return buf;
+        }
         case zx::dtype_id::float32:
             std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(get(float{})));
             return buf;

@@ -4,13 +4,15 @@
  *
  *  Supported: bool, int8..int64, uint8..uint64, float16, float32, float64, complex64, complex128, and
  *  numpy's datetime64 / timedelta64 (v2 "<M8[ns]", v3 "numpy.datetime64" with a unit; see
- *  time_unit.hpp), whose elements are std::chrono time points and durations, or raw int64 counts.
+ *  time_unit.hpp), whose elements are std::chrono time points and durations, or raw int64 counts,
+ *  and the zarr-extensions registry's bfloat16 and float8 types (v3 only; detail/minifloat.hpp).
  *  A user type with the exact layout of one of these may specialise dtype_traits (see
  *  docs/concepts/dtype.md); anything else fails to compile with a message naming dtype_traits.
  */
 #pragma once
 
 #include "detail/half.hpp"
+#include "detail/minifloat.hpp"
 #include "error.hpp"
 #include "time_unit.hpp"
 
@@ -49,6 +51,16 @@ enum class dtype_id : std::uint8_t
     string,      ///< variable-length UTF-8 text (v3 string + vlen-utf8; v2 |O + the vlen-utf8 filter)
     vlen_bytes,  ///< variable-length bytes (v3 bytes + vlen-bytes; v2 |O + the vlen-bytes filter)
     structured,  ///< records of named fields (v3 struct, v2 a list of fields; record.hpp)
+    // The zarr-extensions small floats (v3 only; no numpy type string). Appended so that the
+    // numbers above, which the C API exposes, do not move.
+    bfloat16,
+    float8_e3m4,
+    float8_e4m3,
+    float8_e4m3b11fnuz,
+    float8_e4m3fnuz,
+    float8_e5m2,
+    float8_e5m2fnuz,
+    float8_e8m0fnu,
 };
 
 /// Everything untyped code needs to know about a data type.
@@ -56,14 +68,14 @@ struct dtype_info
 {
     dtype_id id;
     std::string_view v3_name; ///< "int16"
-    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c' 'M' 'm' 'S' 'U' 'O'
+    char v2_kind;             ///< numpy kind: 'b' 'i' 'u' 'f' 'c' 'M' 'm' 'S' 'U' 'O', 0 if none
     /// Bytes per element in the kernels; 0 for fixed-width strings, whose size is the array's; a
     /// vlen_element (16) for the variable-length types (vlen.hpp).
     std::size_t size;
     std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
 };
 
-inline constexpr std::array<dtype_info, 21> dtype_table{{
+inline constexpr std::array<dtype_info, 29> dtype_table{{
     {dtype_id::bool_, "bool", 'b', 1, 1},
     {dtype_id::int8, "int8", 'i', 1, 1},
     {dtype_id::int16, "int16", 'i', 2, 2},
@@ -85,6 +97,14 @@ inline constexpr std::array<dtype_info, 21> dtype_table{{
     {dtype_id::string, "string", 'O', 16, 1},
     {dtype_id::vlen_bytes, "bytes", 'O', 16, 1},
     {dtype_id::structured, "struct", 'V', 0, 1},
+    {dtype_id::bfloat16, "bfloat16", 0, 2, 2},
+    {dtype_id::float8_e3m4, "float8_e3m4", 0, 1, 1},
+    {dtype_id::float8_e4m3, "float8_e4m3", 0, 1, 1},
+    {dtype_id::float8_e4m3b11fnuz, "float8_e4m3b11fnuz", 0, 1, 1},
+    {dtype_id::float8_e4m3fnuz, "float8_e4m3fnuz", 0, 1, 1},
+    {dtype_id::float8_e5m2, "float8_e5m2", 0, 1, 1},
+    {dtype_id::float8_e5m2fnuz, "float8_e5m2fnuz", 0, 1, 1},
+    {dtype_id::float8_e8m0fnu, "float8_e8m0fnu", 0, 1, 1},
 }};
 
 constexpr const dtype_info& info(dtype_id id) noexcept
@@ -95,6 +115,38 @@ constexpr const dtype_info& info(dtype_id id) noexcept
 constexpr std::string_view name(dtype_id id) noexcept
 {
     return info(id).v3_name;
+}
+
+/// The layout of bfloat16 and the float8 types; nullptr for every other type.
+constexpr const minifloat_spec* minifloat_spec_of(dtype_id id) noexcept
+{
+    switch (id)
+    {
+        case dtype_id::bfloat16:
+            return &bfloat16_format::spec;
+        case dtype_id::float8_e3m4:
+            return &float8_e3m4_format::spec;
+        case dtype_id::float8_e4m3:
+            return &float8_e4m3_format::spec;
+        case dtype_id::float8_e4m3b11fnuz:
+            return &float8_e4m3b11fnuz_format::spec;
+        case dtype_id::float8_e4m3fnuz:
+            return &float8_e4m3fnuz_format::spec;
+        case dtype_id::float8_e5m2:
+            return &float8_e5m2_format::spec;
+        case dtype_id::float8_e5m2fnuz:
+            return &float8_e5m2fnuz_format::spec;
+        case dtype_id::float8_e8m0fnu:
+            return &float8_e8m0fnu_format::spec;
+        default:
+            return nullptr;
+    }
+}
+
+/// bfloat16 and the float8 types (zarr-extensions), which have no numpy type string.
+constexpr bool is_minifloat(dtype_id id) noexcept
+{
+    return minifloat_spec_of(id) != nullptr;
 }
 
 /// datetime64 and timedelta64: the types that carry a time_unit.
@@ -203,6 +255,13 @@ inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& uni
     {
         return "|O"; // the object codec (a filter) says which
     }
+    if (is_minifloat(id))
+    {
+        // numpy has no such type (ml_dtypes' are not numpy's), so zarr-python 2 and other v2
+        // readers could not read it: Zarr v3 only.
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             std::string(name(id)) + " has no Zarr v2 (numpy) data type; use Zarr v3");
+    }
     std::string s;
     s += d.word == 1 ? '|' : (big_endian ? '>' : '<');
     s += d.v2_kind;
@@ -273,7 +332,8 @@ inline std::optional<dtype_id> dtype_from_v2_typestr(std::string_view s, bool& b
     }
     for (const auto& d : dtype_table)
     {
-        if (d.v2_kind == kind && d.size == size && !is_vlen(d.id) && d.id != dtype_id::structured)
+        if (d.v2_kind != 0 && d.v2_kind == kind && d.size == size && !is_vlen(d.id) &&
+            d.id != dtype_id::structured)
         {
             // A multi-byte type must say its byte order; '|' is only valid for single bytes.
             if (size > 1 && s[0] == '|')
@@ -334,17 +394,34 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
         case dtype_id::datetime64:
         case dtype_id::timedelta64:
             return f(std::type_identity<std::int64_t>{});
+        case dtype_id::bfloat16:
+            return f(std::type_identity<bfloat16>{});
+        case dtype_id::float8_e3m4:
+            return f(std::type_identity<float8_e3m4>{});
+        case dtype_id::float8_e4m3:
+            return f(std::type_identity<float8_e4m3>{});
+        case dtype_id::float8_e4m3b11fnuz:
+            return f(std::type_identity<float8_e4m3b11fnuz>{});
+        case dtype_id::float8_e4m3fnuz:
+            return f(std::type_identity<float8_e4m3fnuz>{});
+        case dtype_id::float8_e5m2:
+            return f(std::type_identity<float8_e5m2>{});
+        case dtype_id::float8_e5m2fnuz:
+            return f(std::type_identity<float8_e5m2fnuz>{});
+        case dtype_id::float8_e8m0fnu:
+            return f(std::type_identity<float8_e8m0fnu>{});
     }
     return f(std::type_identity<bool>{});
 }
 
 /// Call `f(std::type_identity<T>{})` with the arithmetic type of a non-complex, non-bool dtype
 /// (float16 as zarrxt::float16); returns false for bool, complex and time types, which have none
-/// (arithmetic on a count of a unit would ignore the unit, and NaT is no number).
+/// (arithmetic on a count of a unit would ignore the unit, and NaT is no number), and for bfloat16
+/// and the float8 types, which are storage types (the codecs that compute do not take them).
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
-    if (is_time(id) || is_string_like(id) || id == dtype_id::structured)
+    if (is_time(id) || is_string_like(id) || id == dtype_id::structured || is_minifloat(id))
     {
         return false;
     }
@@ -354,7 +431,7 @@ bool with_arithmetic_type(dtype_id id, F&& f)
                                  using T = typename decltype(t)::type;
                                  if constexpr (std::is_same_v<T, bool> ||
                                                std::is_same_v<T, std::complex<float>> ||
-                                               std::is_same_v<T, std::complex<double>>)
+                                               std::is_same_v<T, std::complex<double>> || is_minifloat_v<T>)
                                  {
                                      return false;
                                  }
@@ -408,6 +485,14 @@ ZARRXT_DTYPE_TRAITS(float, float32)
 ZARRXT_DTYPE_TRAITS(double, float64)
 ZARRXT_DTYPE_TRAITS(std::complex<float>, complex64)
 ZARRXT_DTYPE_TRAITS(std::complex<double>, complex128)
+ZARRXT_DTYPE_TRAITS(bfloat16, bfloat16)
+ZARRXT_DTYPE_TRAITS(float8_e3m4, float8_e3m4)
+ZARRXT_DTYPE_TRAITS(float8_e4m3, float8_e4m3)
+ZARRXT_DTYPE_TRAITS(float8_e4m3b11fnuz, float8_e4m3b11fnuz)
+ZARRXT_DTYPE_TRAITS(float8_e4m3fnuz, float8_e4m3fnuz)
+ZARRXT_DTYPE_TRAITS(float8_e5m2, float8_e5m2)
+ZARRXT_DTYPE_TRAITS(float8_e5m2fnuz, float8_e5m2fnuz)
+ZARRXT_DTYPE_TRAITS(float8_e8m0fnu, float8_e8m0fnu)
 #undef ZARRXT_DTYPE_TRAITS
 
 /// std::chrono::sys_time<D> with an int64 count: a datetime64 whose unit is D's period. Only the
@@ -458,6 +543,7 @@ constexpr dtype_id dtype_of() noexcept
     static_assert(
         element_type<T>,
         "zarrxt: T is not a Zarr element type. Use bool, (u)int8..64, float16, float, double, "
+        "bfloat16, float8_*, "
         "std::complex<float|double>, std::chrono::sys_time<D> or std::chrono::duration<int64_t, P>, "
         "or specialise zarrxt::dtype_traits<T> for a type with the "
         "same size and layout as one of them.");

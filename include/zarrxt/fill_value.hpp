@@ -6,6 +6,10 @@
  *  - integers: a JSON integer, exact over the whole int64/uint64 range (never via double);
  *  - floats: a number, "NaN", "Infinity", "-Infinity", or "0x..." giving the IEEE bit pattern;
  *  - complex: [real, imag], each part in any float form;
+ *  - bfloat16 and float8 (zarr-extensions): as floats, "0x.." with 2 or 4 hex digits; "NaN" is the
+ *    registry's bit pattern for the type; a type without infinity refuses "Infinity" and a number
+ *    too large for it (float8_e8m0fnu also zero and negative numbers); written back as a number,
+ *    "NaN" for the registry's NaN, other NaNs in hex, "Infinity" / "-Infinity";
  *  - datetime64 / timedelta64: a JSON integer (the count of the unit) or "NaT" (-2^63); v3 writes
  *    NaT as "NaT" (zarr-python 3), v2 as the integer (zarr-python 2);
  *  - fixed-width strings: <U n its text, |S n its bytes in standard base64 (zarr-python, both formats);
@@ -143,6 +147,12 @@ public:
     scalar(float16 v)
         : m_kind(kind::floating)
         , m_double(static_cast<float>(v))
+    {
+    }
+    template <class F>
+    scalar(minifloat<F> v)
+        : m_kind(kind::floating)
+        , m_double(static_cast<double>(v))
     {
     }
     scalar(std::complex<float> v)
@@ -397,6 +407,97 @@ inline json float_component_to_json(const std::byte* p, std::size_t width)
         return d > 0 ? "Infinity" : "-Infinity";
     }
     return d;
+}
+
+/// A bfloat16 or float8 fill value (see the file comment), its bits written natively into `out`.
+inline void parse_minifloat_fill(const json& j, dtype_id dtype, std::byte* out)
+{
+    const minifloat_spec& s = *minifloat_spec_of(dtype);
+    std::uint16_t bits = 0;
+    const std::uint16_t inf = static_cast<std::uint16_t>(((1u << s.exponent_bits) - 1) << s.mantissa_bits);
+    const std::uint16_t sign = static_cast<std::uint16_t>(1u << (s.exponent_bits + s.mantissa_bits));
+    if (j.is_string())
+    {
+        const auto& t = j.get_ref<const std::string&>();
+        if (t == "NaN")
+        {
+            bits = s.canonical_nan;
+        }
+        else if (t == "Infinity" || t == "-Infinity")
+        {
+            if (s.kind != minifloat_kind::ieee)
+            {
+                bad_fill(j, dtype, "the type has no infinity");
+            }
+            bits = t[0] == '-' ? static_cast<std::uint16_t>(inf | sign) : inf;
+        }
+        else if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X'))
+        {
+            bits = static_cast<std::uint16_t>(parse_hex_bits(j, dtype, s.width));
+        }
+        else
+        {
+            bad_fill(j, dtype, "strings allowed are \"NaN\", \"Infinity\", \"-Infinity\" and \"0x...\"");
+        }
+    }
+    else if (j.is_number())
+    {
+        const double d = j.get<double>();
+        bits = detail::minifloat_from_double(s, d);
+        if (detail::minifloat_is_nan(s, bits))
+        {
+            // Only a NaN is written "NaN"; a number that becomes one did not fit.
+            bad_fill(j, dtype,
+                     s.kind == minifloat_kind::fnu ? "not a positive number up to 2^127"
+                                                   : "out of range (the type has no infinity)");
+        }
+    }
+    else
+    {
+        bad_fill(j, dtype, "expected a number or a string");
+    }
+    if (s.width == 2)
+    {
+        std::memcpy(out, &bits, 2);
+    }
+    else
+    {
+        out[0] = static_cast<std::byte>(bits);
+    }
+}
+
+inline json minifloat_fill_to_json(const std::byte* p, dtype_id dtype)
+{
+    const minifloat_spec& s = *minifloat_spec_of(dtype);
+    std::uint16_t bits = 0;
+    if (s.width == 2)
+    {
+        std::memcpy(&bits, p, 2);
+    }
+    else
+    {
+        bits = static_cast<std::uint16_t>(p[0]);
+    }
+    if (detail::minifloat_is_nan(s, bits))
+    {
+        if (bits == s.canonical_nan)
+        {
+            return "NaN";
+        }
+        static const char* digits = "0123456789abcdef";
+        std::string t = "0x";
+        for (int i = static_cast<int>(s.width) * 2 - 1; i >= 0; --i)
+        {
+            t += digits[(bits >> (4 * i)) & 0xf];
+        }
+        return t;
+    }
+    const double d = detail::minifloat_to_double(s, bits);
+    if (std::isinf(d))
+    {
+        return d > 0 ? "Infinity" : "-Infinity";
+    }
+    return d; // exact: a double holds every value of these types
 }
 
 template <class I>
@@ -748,6 +849,16 @@ inline fill_value parse_fill_value(const json& j, const data_type& type, int zar
         case dtype_id::float64:
             detail::parse_float_component(j, dtype, 8, out);
             break;
+        case dtype_id::bfloat16:
+        case dtype_id::float8_e3m4:
+        case dtype_id::float8_e4m3:
+        case dtype_id::float8_e4m3b11fnuz:
+        case dtype_id::float8_e4m3fnuz:
+        case dtype_id::float8_e5m2:
+        case dtype_id::float8_e5m2fnuz:
+        case dtype_id::float8_e8m0fnu:
+            detail::parse_minifloat_fill(j, dtype, out);
+            break;
         case dtype_id::complex64:
         case dtype_id::complex128:
         {
@@ -829,6 +940,15 @@ inline json fill_value_to_json(const fill_value& f, const data_type& type, int z
             return detail::float_component_to_json(f.bytes.data(), 4);
         case dtype_id::float64:
             return detail::float_component_to_json(f.bytes.data(), 8);
+        case dtype_id::bfloat16:
+        case dtype_id::float8_e3m4:
+        case dtype_id::float8_e4m3:
+        case dtype_id::float8_e4m3b11fnuz:
+        case dtype_id::float8_e4m3fnuz:
+        case dtype_id::float8_e5m2:
+        case dtype_id::float8_e5m2fnuz:
+        case dtype_id::float8_e8m0fnu:
+            return detail::minifloat_fill_to_json(f.bytes.data(), dtype);
         case dtype_id::complex64:
         case dtype_id::complex128:
         {

@@ -227,6 +227,37 @@ static void test_numeric(zarrxt_store* store)
           ZARRXT_ERR_USAGE, "zarrxt.capi.1");
     FAILS(zarrxt_array_create_simple(store, "g3/x", 3, (zarrxt_dtype)99, 2, shape, chunks, 0, &a),
           ZARRXT_ERR_USAGE, "zarrxt.capi.1");
+    /* bfloat16 (its bits in a uint16_t) and a float8 type: v3 only. In a store of their own, so
+     * that the hierarchy the later tests list stays as it is. */
+    {
+        zarrxt_store* own = NULL;
+        const uint64_t s1[1] = {4};
+        const uint64_t c1[1] = {2};
+        const uint64_t o0[1] = {0};
+        const uint16_t in[4] = {0x3f80, 0xc020, 0x7fc0, 0x0001};
+        uint16_t out[4] = {0, 0, 0, 0};
+        zarrxt_dtype dt = ZARRXT_BOOL;
+        size_t item = 0;
+        OK(zarrxt_store_open(path_in("f8.zarr"), 0, &own));
+        OK(zarrxt_array_create_simple(own, "bf16", 3, ZARRXT_BFLOAT16, 1, s1, c1, 0, &a));
+        OK(zarrxt_array_write(a, o0, s1, in, sizeof in));
+        OK(zarrxt_array_read(a, o0, s1, out, sizeof out));
+        CHECK(memcmp(in, out, sizeof in) == 0);
+        OK(zarrxt_array_dtype(a, &dt));
+        CHECK(dt == ZARRXT_BFLOAT16);
+        OK(zarrxt_array_item_size(a, &item));
+        CHECK(item == 2);
+        zarrxt_node_close(a);
+        a = NULL;
+        OK(zarrxt_array_create_simple(own, "e8m0", 3, ZARRXT_FLOAT8_E8M0FNU, 1, s1, c1, 0, &a));
+        OK(zarrxt_array_dtype(a, &dt));
+        CHECK(dt == ZARRXT_FLOAT8_E8M0FNU);
+        zarrxt_node_close(a);
+        a = NULL;
+        FAILS(zarrxt_array_create_simple(own, "v2", 2, ZARRXT_FLOAT8_E4M3, 1, s1, c1, 0, &a),
+              ZARRXT_ERR_METADATA, "zarrxt.metadata.5");
+        zarrxt_store_close(own);
+    }
 }
 
 static const char* k_sharded =

@@ -213,7 +213,9 @@ ZARRXT_DECL data_type parse_v3_data_type(const json& dt)
         throw metadata_error(metadata_errc::unsupported_dtype,
                              "data type " + (dt.is_string() ? "\"" + dt_name + "\"" : dt.dump()) +
                                  " is not supported by zarrxt (supported: bool, "
-                                 "int8..int64, uint8..uint64, float16/32/64, "
+                                 "int8..int64, uint8..uint64, float16/32/64, bfloat16, "
+                                 "float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz, "
+                                 "float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, "
                                  "complex64/128, numpy.datetime64, numpy.timedelta64, "
                                  "null_terminated_bytes, fixed_length_utf32, string, bytes, struct)");
     }
