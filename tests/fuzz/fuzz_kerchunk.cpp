@@ -80,8 +80,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             });
     }
     guarded([&] { k->prefetch_objects(keys, cap); });
-    for (const auto& [key, bytes] : whole)
+    for (const auto& entry : whole)
     {
+        // Not a structured binding: clang 14 cannot capture one in the lambda below.
+        const std::string& key = entry.first;
+        const std::string& bytes = entry.second;
         guarded(
             [&]
             {
