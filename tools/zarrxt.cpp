@@ -1188,12 +1188,11 @@ struct convert_settings
     bool overwrite = false;
 };
 
-/// Copy the array at `src_node` of `src_store` to a new array at `dst_node` of `dst_store`, with
-/// the same dtype, shape, fill value, attributes and dimension names. Returns its format.
-int convert_array(const store_t& src_store, const std::string& src_node, store_t& dst_store,
-                  const std::string& dst_node, const convert_settings& cs, bool overwrite, progress& bar)
+/// Copy the array `src` to a new array at `dst_node` of `dst_store`, with the same dtype, shape,
+/// fill value, attributes and dimension names. Returns its format.
+int convert_array(const zx::any_array<store_t>& src, store_t& dst_store, const std::string& dst_node,
+                  const convert_settings& cs, bool overwrite, progress& bar)
 {
-    auto src = zx::open_any(src_store, src_node);
     const auto& m = src.metadata();
     const int format = cs.format != 0 ? cs.format : (cs.shards.empty() ? m.zarr_format : 3);
     std::vector<std::uint64_t> chunks = cs.chunks;
@@ -1349,10 +1348,17 @@ int convert_array(const store_t& src_store, const std::string& src_node, store_t
     return format;
 }
 
+/// A node of the hierarchy `zarrxt convert` copies, opened once: an array or a group.
+struct source_node
+{
+    std::string path;
+    std::optional<zx::any_array<store_t>> array;
+    std::optional<zx::group<store_t>> group;
+};
+
 /// The nodes of the hierarchy at `path` (itself first, then its children depth-first, each
-/// group before what is below it), with their kinds.
-void collect_nodes(const store_t& s, const std::string& path,
-                   std::vector<std::pair<std::string, zx::node_kind>>& out)
+/// group before what is below it), opened.
+void collect_nodes(const store_t& s, const std::string& path, std::vector<source_node>& out)
 {
     const auto lv = zx::limit_values::from(zx::default_limits{});
     const auto kind = zx::peek_node_kind(s, path, lv);
@@ -1363,13 +1369,17 @@ void collect_nodes(const store_t& s, const std::string& path,
         e.with_key(path.empty() ? std::string("/") : path);
         throw e;
     }
-    out.emplace_back(path, *kind);
-    if (*kind == zx::node_kind::group)
+    if (*kind == zx::node_kind::array)
     {
-        for (const auto& c : zx::group<store_t>::open(s, path, lv).children())
-        {
-            collect_nodes(s, c.path, out);
-        }
+        out.push_back({path, zx::open_any(s, path), std::nullopt});
+        return;
+    }
+    auto g = zx::group<store_t>::open(s, path, lv);
+    const auto children = g.children();
+    out.push_back({path, std::nullopt, std::move(g)});
+    for (const auto& c : children)
+    {
+        collect_nodes(s, c.path, out);
     }
 }
 
@@ -1426,9 +1436,9 @@ int cmd_convert(const std::vector<std::string>& argv)
     }
     cs.overwrite = args.flag("--overwrite");
     store_t src_store = store_for(src_path);
-    std::vector<std::pair<std::string, zx::node_kind>> nodes;
+    std::vector<source_node> nodes;
     collect_nodes(src_store, "", nodes);
-    const bool hierarchy = nodes.front().second == zx::node_kind::group;
+    const bool hierarchy = nodes.front().group.has_value();
     if (hierarchy && (!cs.chunks.empty() || !cs.shards.empty()))
     {
         throw usage_error(
@@ -1436,43 +1446,40 @@ int cmd_convert(const std::vector<std::string>& argv)
     }
     std::uint64_t total = 0;
     std::size_t arrays = 0;
-    for (const auto& [path, kind] : nodes)
+    for (const auto& n : nodes)
     {
-        if (kind == zx::node_kind::array)
+        if (n.array)
         {
-            total += raw_bytes_of(zx::open_any(src_store, path).metadata());
+            total += raw_bytes_of(n.array->metadata());
             ++arrays;
         }
     }
     store_t dst_store = output_store_for(dst_path, cs.overwrite);
     progress bar(!args.flag("--no-progress") && progress::stderr_is_terminal(), "convert", total);
-    int src_format = 0;
+    const int src_format = nodes.front().array ? nodes.front().array->metadata().zarr_format
+                                               : nodes.front().group->zarr_format();
     int dst_format = 0;
-    const auto lv = zx::limit_values::from(zx::default_limits{});
-    for (const auto& [path, kind] : nodes)
+    for (const auto& n : nodes)
     {
         // Only the root may replace what is at DST: below it, everything is new.
-        const bool overwrite = cs.overwrite && path.empty();
-        if (kind == zx::node_kind::array)
+        const bool overwrite = cs.overwrite && n.path.empty();
+        int format = 0;
+        if (n.array)
         {
-            const int f = convert_array(src_store, path, dst_store, path, cs, overwrite, bar);
-            if (path.empty())
-            {
-                src_format = zx::open_any(src_store, path).metadata().zarr_format;
-                dst_format = f;
-            }
-            continue;
+            format = convert_array(*n.array, dst_store, n.path, cs, overwrite, bar);
         }
-        const auto g = zx::group<store_t>::open(src_store, path, lv);
-        zx::group_options o;
-        o.zarr_format = cs.format != 0 ? cs.format : g.zarr_format();
-        o.attributes = g.attributes();
-        o.overwrite = overwrite;
-        zx::group<store_t>::create(dst_store, path, o);
-        if (path.empty())
+        else
         {
-            src_format = g.zarr_format();
-            dst_format = o.zarr_format;
+            zx::group_options o;
+            o.zarr_format = cs.format != 0 ? cs.format : n.group->zarr_format();
+            o.attributes = n.group->attributes();
+            o.overwrite = overwrite;
+            zx::group<store_t>::create(dst_store, n.path, o);
+            format = o.zarr_format;
+        }
+        if (n.path.empty())
+        {
+            dst_format = format;
         }
     }
     bar.finish();

@@ -288,19 +288,28 @@ store_t open_store_url(const char* url, unsigned flags)
     return s;
 }
 
-void check_region_args(const zarrxt_node* node, const std::uint64_t* offset, const std::uint64_t* extent)
-{
-    const std::size_t rank = node->need_array().rank();
-    if (rank > 0)
-    {
-        need(offset, "offset");
-        need(extent, "extent");
-    }
-}
-
 std::vector<std::uint64_t> to_vector(const std::uint64_t* p, std::size_t n)
 {
     return n == 0 ? std::vector<std::uint64_t>{} : std::vector<std::uint64_t>(p, p + n);
+}
+
+/// A region given by C pointers (`rank` values each; NULL allowed for rank 0) as vectors.
+struct region_args
+{
+    std::vector<std::uint64_t> offset;
+    std::vector<std::uint64_t> extent;
+};
+
+region_args region_of(const array_t& a, const std::uint64_t* offset, const std::uint64_t* extent)
+{
+    const std::size_t rank = a.rank();
+    if (rank == 0)
+    {
+        return {};
+    }
+    need_pointer(offset, "offset");
+    need_pointer(extent, "extent");
+    return {to_vector(offset, rank), to_vector(extent, rank)};
 }
 
 /// The region's size in bytes of caller memory, checked against `bytes`.
@@ -614,17 +623,10 @@ zarrxt_status zarrxt_array_inner_chunk_shape(const zarrxt_node* array, std::uint
     return guarded(
         [&]
         {
+            // The bound sharding codec knows its inner chunks (as `zarrxt convert` asks it).
             const array_t& a = need(array, "array").need_array();
-            std::vector<std::uint64_t> s = a.chunk_shape();
-            for (const auto& c : a.codecs())
-            {
-                if (c.name == "sharding_indexed")
-                {
-                    s = c.configuration.at("chunk_shape").get<std::vector<std::uint64_t>>();
-                    break;
-                }
-            }
-            put_shape(s, out, cap);
+            const auto* sh = a.chain().any_sharding();
+            put_shape(sh != nullptr ? sh->inner_chunk_shape().to_vector() : a.chunk_shape(), out, cap);
         });
 }
 
@@ -681,10 +683,8 @@ zarrxt_status zarrxt_array_read(const zarrxt_node* array, const std::uint64_t* o
         [&]
         {
             const zarrxt_node& n = need(array, "array");
-            check_region_args(&n, offset, extent);
             const array_t& a = n.need_array();
-            const auto off = to_vector(offset, a.rank());
-            const auto ext = to_vector(extent, a.rank());
+            const auto [off, ext] = region_of(a, offset, extent);
             check_buffer(a, ext, out_bytes, "out");
             if (out_bytes > 0)
             {
@@ -701,10 +701,8 @@ zarrxt_status zarrxt_array_write(zarrxt_node* array, const std::uint64_t* offset
         [&]
         {
             zarrxt_node& n = need(array, "array");
-            check_region_args(&n, offset, extent);
             array_t& a = n.need_array();
-            const auto off = to_vector(offset, a.rank());
-            const auto ext = to_vector(extent, a.rank());
+            const auto [off, ext] = region_of(a, offset, extent);
             check_buffer(a, ext, in_bytes, "in");
             if (in_bytes > 0)
             {
@@ -722,16 +720,14 @@ zarrxt_status zarrxt_array_read_strings(const zarrxt_node* array, const std::uin
         {
             need(out, "out") = nullptr;
             const zarrxt_node& n = need(array, "array");
-            check_region_args(&n, offset, extent);
             const array_t& a = n.need_array();
+            const auto [off, ext] = region_of(a, offset, extent);
             if (!zx::is_vlen(a.dtype()))
             {
                 throw zx::array_error(zx::array_errc::dtype_mismatch,
                                       "zarrxt_array_read_strings on a " + std::string(zx::name(a.dtype())) +
                                           " array (zarrxt_array_read reads it)");
             }
-            const auto off = to_vector(offset, a.rank());
-            const auto ext = to_vector(extent, a.rank());
             const std::uint64_t count = zx::detail::checked_product(ext, "region elements");
             zx::check_limit("max_read_elements", count, a.core()->limits().max_read_elements);
             auto v = std::make_unique<zarrxt_strings>(a.core()->limits().max_bytes_in_flight);
@@ -776,16 +772,14 @@ zarrxt_status zarrxt_array_write_strings(zarrxt_node* array, const std::uint64_t
         [&]
         {
             zarrxt_node& n = need(array, "array");
-            check_region_args(&n, offset, extent);
             array_t& a = n.need_array();
+            const auto [off, ext] = region_of(a, offset, extent);
             if (!zx::is_vlen(a.dtype()))
             {
                 throw zx::array_error(zx::array_errc::dtype_mismatch,
                                       "zarrxt_array_write_strings on a " + std::string(zx::name(a.dtype())) +
                                           " array (zarrxt_array_write writes it)");
             }
-            const auto off = to_vector(offset, a.rank());
-            const auto ext = to_vector(extent, a.rank());
             const std::uint64_t elements = zx::detail::checked_product(ext, "region elements");
             if (elements != count)
             {
