@@ -156,8 +156,9 @@ ZARRXT_C_API zarrxt_status zarrxt_group_child(const zarrxt_node* group, size_t i
 /* Arrays. */
 ZARRXT_C_API zarrxt_status zarrxt_array_rank(const zarrxt_node* array, size_t* rank);
 /* shape / chunk shape into `out`, which has room for `cap` >= rank values. The chunk shape is the
- * chunk grid's (for a sharded array, the shard); the inner chunk shape is the sharding codec's
- * (the chunk shape when the array is not sharded). */
+ * chunk grid's (for a sharded array, the shard; for a rectilinear grid, the longest edge per
+ * axis); the inner chunk shape is the sharding codec's (the chunk shape when the array is not
+ * sharded). */
 ZARRXT_C_API zarrxt_status zarrxt_array_shape(const zarrxt_node* array, uint64_t* out, size_t cap);
 ZARRXT_C_API zarrxt_status zarrxt_array_chunk_shape(const zarrxt_node* array, uint64_t* out, size_t cap);
 ZARRXT_C_API zarrxt_status zarrxt_array_inner_chunk_shape(const zarrxt_node* array, uint64_t* out,

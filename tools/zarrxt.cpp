@@ -121,6 +121,38 @@ std::string join(const std::vector<std::uint64_t>& v)
     return s + "]";
 }
 
+/// An array's chunks as `info` and `tree` print them: the shape of a regular grid, or
+/// "rectilinear" and its chunk_shapes member.
+std::string grid_text(const zx::array_metadata& m)
+{
+    return m.rectilinear ? "rectilinear " + m.rectilinear->to_json().dump() : join(m.chunk_shape);
+}
+
+/// The edge lengths of the chunks of a rectilinear grid that hold elements, per axis (to copy the
+/// grid; refused past a million chunks on an axis, where a copy should choose its chunks).
+std::vector<std::vector<std::uint64_t>> rectilinear_edges(const zx::array_metadata& m)
+{
+    std::vector<std::vector<std::uint64_t>> edges(m.rank());
+    const auto grid = m.grid_shape();
+    for (std::size_t d = 0; d < m.rank(); ++d)
+    {
+        if (grid[d] > (std::uint64_t{1} << 20))
+        {
+            throw usage_error("the source's rectilinear grid has " + std::to_string(grid[d]) +
+                              " chunks along axis " + std::to_string(d) + "; pass --chunks");
+        }
+        for (std::uint64_t c = 0; c < grid[d]; ++c)
+        {
+            edges[d].push_back(m.chunk_edge(d, c));
+        }
+        if (edges[d].empty())
+        {
+            edges[d].push_back(m.rectilinear->edge(d, 0)); // an axis of length 0 keeps its first edge
+        }
+    }
+    return edges;
+}
+
 std::uint64_t product(const std::vector<std::uint64_t>& v)
 {
     return std::accumulate(v.begin(), v.end(), std::uint64_t{1}, std::multiplies<>());
@@ -760,7 +792,7 @@ int cmd_info(const std::vector<std::string>& argv)
     std::cout << "\nshape: " << join(m.shape) << "\n";
     if (const auto* sh = a.chain().any_sharding())
     {
-        std::cout << "shards: " << join(m.chunk_shape) << "\n";
+        std::cout << "shards: " << grid_text(m) << "\n";
         std::cout << "inner chunks: " << join(sh->inner_chunk_shape().to_vector()) << "\n";
         const auto cfg = sh->configuration();
         std::cout << "shard index: " << (sh->index_at_end() ? "end" : "start") << ", "
@@ -769,7 +801,7 @@ int cmd_info(const std::vector<std::string>& argv)
     }
     else
     {
-        std::cout << "chunks: " << join(m.chunk_shape) << "\n";
+        std::cout << "chunks: " << grid_text(m) << "\n";
     }
     zx::json codecs = zx::json::array();
     for (const auto& c : a.codecs())
@@ -860,13 +892,13 @@ std::string array_line(const store_t& s, const std::string& path, tree_totals& t
     if (const auto* sh = a.chain().any_sharding())
     {
         const auto cfg = sh->configuration();
-        line += "  shards " + join(m.chunk_shape) + " of chunks " + join(sh->inner_chunk_shape().to_vector());
+        line += "  shards " + grid_text(m) + " of chunks " + join(sh->inner_chunk_shape().to_vector());
         line += "  codecs " + codecs_text(cfg["codecs"]) + " index " + codecs_text(cfg["index_codecs"]) +
                 " at " + (sh->index_at_end() ? "end" : "start");
     }
     else
     {
-        line += "  chunks " + join(m.chunk_shape) + "  codecs " + codecs_text(codecs);
+        line += "  chunks " + grid_text(m) + "  codecs " + codecs_text(codecs);
     }
     const stored_size stored = stored_of(s, path);
     const std::uint64_t raw = raw_bytes_of(m);
@@ -1260,6 +1292,13 @@ int convert_array(const zx::any_array<store_t>& src, store_t& dst_store, const s
         zx::v3_options o;
         o.shape = m.shape;
         o.chunk_shape = shards.empty() ? chunks : shards;
+        if (m.rectilinear && cs.chunks.empty() && shards.empty() && !src.chain().any_sharding())
+        {
+            // A rectilinear grid is kept (v3 only: a v2 copy gets the longest edges as its
+            // chunks, and a sharded source's copy its inner chunks, as for a regular grid).
+            o.chunk_edges = rectilinear_edges(m);
+            o.chunk_shape.clear();
+        }
         o.codecs = filters;
         o.codecs.push_back(zx::codec_spec("bytes", {{"endian", "little"}}));
         for (const auto& c : compressors)
@@ -1576,8 +1615,8 @@ void verify_array(const std::string& path, const zx::any_array<store_t>& a, veri
         {
             const std::uint64_t c = rem % grid[d];
             rem /= grid[d];
-            off[d] = c * m.chunk_shape[d];
-            ext[d] = std::min(m.chunk_shape[d], m.shape[d] - off[d]);
+            off[d] = m.chunk_start(d, c);
+            ext[d] = std::min(m.chunk_edge(d, c), m.shape[d] - off[d]);
             elems *= ext[d];
         }
         b.resize_discard(static_cast<std::size_t>(elems * width));

@@ -656,7 +656,7 @@ void array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_strings(cons
             std::uint64_t rest = i;
             for (std::size_t d = N; d-- > 0;)
             {
-                coords[d] = (r.offset[d] + rest % r.extent[d]) / m.chunk_shape[d];
+                coords[d] = m.chunk_index(d, r.offset[d] + rest % r.extent[d]);
                 rest /= r.extent[d];
             }
             e.with_key(m_core->chunk_key(coords.data(), N));

@@ -32,7 +32,7 @@ enum class metadata_errc : int
     unsupported_dtype = 5,   ///< the data type is valid Zarr but not supported by zarrxt
     invalid_fill_value = 6,  ///< the fill value cannot represent a value of the data type
     unknown_extension = 7,   ///< an unknown member or extension without must_understand: false
-    unsupported_grid = 8,    ///< a chunk grid other than "regular"
+    unsupported_grid = 8,    ///< a chunk grid other than "regular" and "rectilinear" (kind "inline")
     unsupported_key_encoding = 9,
     pre_final_draft = 10,    ///< the pre-final v3 draft layout (meta/root/...)
     unknown_codec = 11,      ///< a codec name or v2 compressor/filter id zarrxt does not implement

@@ -260,6 +260,20 @@ private:
     std::uint64_t m_h = 0xcbf29ce484222325ull;
 };
 
+/// The decomposition and the owner of each stored object assume a regular grid; on a rectilinear
+/// one (metadata/rectilinear.hpp) they would put two writers on one object, so it is refused.
+template <class Array>
+void require_regular_grid(const Array& a)
+{
+    if (a.core()->metadata().rectilinear)
+    {
+        array_error e(array_errc::invalid_argument,
+                      "zarrxt::mpi needs a regular chunk grid; this array's grid is rectilinear");
+        e.with_key(a.path().empty() ? std::string("/") : a.path());
+        throw e;
+    }
+}
+
 template <class Array>
 std::uint64_t array_fingerprint(std::string_view op, const Array& a)
 {
@@ -662,6 +676,7 @@ std::vector<region<N>> decompose(const std::array<std::uint64_t, N>& shape,
 template <class Array, class Layout>
 std::vector<region<Array::rank>> decompose(MPI_Comm comm, const Array& a, const Layout& layout)
 {
+    detail::require_regular_grid(a);
     return decompose<Array::rank>(a.shape(), a.chunk_shape(), detail::comm_rank(comm),
                                   detail::comm_size(comm), layout);
 }
@@ -1012,6 +1027,7 @@ void write_impl(MPI_Comm comm, Array& a, const std::vector<region<Array::rank>>&
     std::exception_ptr failure;
     try
     {
+        require_regular_grid(a);
         for (const auto& r : mine)
         {
             check_bounds(r, shape);

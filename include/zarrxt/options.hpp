@@ -28,11 +28,14 @@ inline std::vector<codec_spec> default_v3_codecs()
 struct v3_options
 {
     std::vector<std::uint64_t> shape{};
-    std::vector<std::uint64_t> chunk_shape{};                ///< the chunk (or shard) shape
-    std::vector<codec_spec> codecs = default_v3_codecs();    ///< codec objects convert implicitly
-    scalar fill_value{};                                     ///< empty: zero of the data type
-    char separator = '/';                                    ///< chunk key separator
-    bool v2_chunk_key_encoding = false;                      ///< "v2" keys (0.1.2) instead of c/0/1/2
+    std::vector<std::uint64_t> chunk_shape{}; ///< the chunk (or shard) shape
+    /// A rectilinear chunk grid instead (zarr-extensions): the edge lengths of the chunks along
+    /// each axis, summing to at least the shape (chunk_shape stays empty). docs/rectilinear.md.
+    std::vector<std::vector<std::uint64_t>> chunk_edges{};
+    std::vector<codec_spec> codecs = default_v3_codecs(); ///< codec objects convert implicitly
+    scalar fill_value{};                                  ///< empty: zero of the data type
+    char separator = '/';                                 ///< chunk key separator
+    bool v2_chunk_key_encoding = false;                   ///< "v2" keys (0.1.2) instead of c/0/1/2
     std::optional<dimension_name_list> dimension_names{}; ///< written as "dimension_names"
     json attributes = json::object();
     bool overwrite = false;          ///< replace an existing node at the path (erasing its chunks)

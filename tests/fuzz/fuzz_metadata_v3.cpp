@@ -49,6 +49,23 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         c = c == 0 ? 0 : c - 1;
     }
     (void)m.chunk_key(last);
+    // Every axis's last element lies in the chunk the grid maps it to (rectilinear grids: runs
+    // looked up by binary search, never expanded).
+    for (std::size_t d = 0; d < m.rank(); ++d)
+    {
+        if (m.shape[d] == 0)
+        {
+            continue;
+        }
+        const std::uint64_t i = m.shape[d] - 1;
+        const std::uint64_t c = m.chunk_index(d, i);
+        const std::uint64_t start = m.chunk_start(d, c);
+        if (c != last[d] || start > i || i - start >= m.chunk_edge(d, c) ||
+            m.chunk_edge(d, c) > m.chunk_shape[d])
+        {
+            fail("the grid maps the last element of axis " + std::to_string(d) + " outside its chunk");
+        }
+    }
 
     json written;
     zx::array_metadata again;

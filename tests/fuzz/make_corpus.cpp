@@ -520,6 +520,21 @@ std::vector<array_seed> array_seeds()
             write_array<std::int32_t, 2>(s, p, v2({7, 7}, {4, 4}, codec_spec("zstd", {{"level", 1}})),
                                          {4, 4});
         });
+    // Rectilinear grids: plain, and sharded (the inner chunks divide every edge).
+    add("v3_rectilinear_int32", false,
+        [=](auto& s, auto& p)
+        {
+            zx::v3_options o{.shape = {11, 10}, .codecs = {le, codec_spec("zstd", {{"level", 1}})}};
+            o.chunk_edges = {{3, 1, 5, 4}, {2, 7, 3}};
+            write_array<std::int32_t, 2>(s, p, o, {3, 2});
+        });
+    add("v3_rectilinear_sharded_uint16", false,
+        [=](auto& s, auto& p)
+        {
+            zx::v3_options o{.shape = {14, 9}, .codecs = {zx::sharded({2, 3}, {le, crc})}};
+            o.chunk_edges = {{4, 2, 8}, {3, 6}};
+            write_array<std::uint16_t, 2>(s, p, o, {2, 3});
+        });
     return seeds;
 }
 

@@ -7,6 +7,7 @@
 // Every rank runs every test case in the same order. Checks that can differ between ranks use
 // CHECK (never REQUIRE), so a failure on one rank does not skip a collective the others make.
 #define DOCTEST_CONFIG_IMPLEMENT
+#include "expect_error.hpp"
 #include "mpi_support.hpp"
 #include "test_support.hpp"
 
@@ -409,6 +410,29 @@ TEST_SUITE("mpi")
         CHECK(m->failed_ranks() == size());
         CHECK(m->origin_rank() == 0);
         CHECK(m->key() == "nothing");
+    }
+
+    TEST_CASE("a rectilinear grid is refused by decompose and by collective writes, on every rank")
+    {
+        // The owner of each stored object is computed on a regular grid; a rectilinear one would
+        // put two writers on one object, so both entry points refuse it (array.8).
+        shared_dir dir;
+        zx::filesystem_store store{dir.path()};
+        zx::v3_options o{.shape = {12, 6}, .codecs = {zx::codec::bytes{}}};
+        o.chunk_edges = {{5, 7}, {6}};
+        auto a = zm::create<std::int32_t, 2>(world, store, "r", o);
+        REQUIRE(a.core()->metadata().rectilinear);
+        zxtest::expect_error<zx::array_error>([&] { (void)zm::decompose(world, a); }, "zarrxt.array.8", "r");
+        std::vector<zx::region<2>> mine;
+        if (rank() == 0)
+        {
+            mine = {{{0, 0}, {12, 6}}};
+        }
+        auto e = expect_collective_error([&] { write_generation(a, mine, 1); });
+        REQUIRE(e.has_value());
+        CHECK(e->id() == "zarrxt.array.8");
+        CHECK(e->failed_ranks() == size());
+        CHECK(e->key() == "r");
     }
 
     TEST_CASE("shard-aligned collective writes: each rank writes whole shards, nobody shares one")

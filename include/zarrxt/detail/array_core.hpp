@@ -90,6 +90,11 @@ public:
         , m_lv(limit_values::from(m_limits))
         , m_chain(bind_chain<chain_type>(m_meta, m_lv))
     {
+        if (m_meta.rectilinear)
+        {
+            m_shaped = std::make_unique<kernel::shaped_chains<chain_type>>(m_meta, m_lv);
+            check_rectilinear_chains();
+        }
     }
 
     /// Open the array at `path` (any dtype/rank; the typed facade checks those).
@@ -215,6 +220,24 @@ public:
         m.document["shape"] = shape;
         try
         {
+            if (m.rectilinear)
+            {
+                // Growing past the listed edges adds chunks of the last edge length; every
+                // existing chunk keeps its place and shape.
+                bool beyond = false;
+                for (std::size_t d = 0; d < shape.size(); ++d)
+                {
+                    beyond = beyond || m.rectilinear->covered(d) < shape[d];
+                }
+                if (beyond)
+                {
+                    rectilinear_grid g = *m.rectilinear;
+                    g.extend_to(shape);
+                    m.rectilinear = std::make_shared<const rectilinear_grid>(std::move(g));
+                    m.document["chunk_grid"]["configuration"]["chunk_shapes"] = m.rectilinear->to_json();
+                }
+                settle_rectilinear(m);
+            }
             validate_geometry(m);
         }
         catch (const metadata_error& e)
@@ -255,7 +278,9 @@ public:
         {
             return next;
         }
-        const std::vector<std::uint64_t>& c = m_meta.chunk_shape;
+        // Both cores map elements to chunks alike (a rectilinear grid only gains chunks past its
+        // listed edges), and the new core's grid covers both shapes: it serves both boundaries.
+        const array_metadata& gn = next->m_meta;
         const std::vector<std::uint64_t> old_grid = m_meta.grid_shape();
         const std::vector<std::uint64_t> new_grid = next->m_meta.grid_shape();
         const std::string prefix = m_path.empty() ? std::string() : m_path + "/";
@@ -274,9 +299,9 @@ public:
             {
                 outside = outside || coords[d] >= std::min(old_grid[d], new_grid[d]);
                 const bool cuts_new =
-                    shape[d] < old_shape[d] && shape[d] % c[d] != 0 && coords[d] == new_grid[d] - 1;
-                const bool cuts_old =
-                    shape[d] > old_shape[d] && old_shape[d] % c[d] != 0 && coords[d] == old_grid[d] - 1;
+                    shape[d] < old_shape[d] && !gn.starts_chunk(d, shape[d]) && coords[d] == new_grid[d] - 1;
+                const bool cuts_old = shape[d] > old_shape[d] && !gn.starts_chunk(d, old_shape[d]) &&
+                                      coords[d] == old_grid[d] - 1;
                 on_edge = on_edge || cuts_new || cuts_old;
             }
             if (outside)
@@ -301,8 +326,8 @@ public:
             {
                 const bool shrinks = shape[d] < old_shape[d];
                 const std::uint64_t from = shrinks ? shape[d] : old_shape[d];
-                const std::uint64_t lo = at[d] * c[d];
-                if (from % c[d] == 0 || shape[d] == old_shape[d] || from / c[d] != at[d])
+                const std::uint64_t lo = gn.chunk_start(d, at[d]);
+                if (shape[d] == old_shape[d] || gn.starts_chunk(d, from) || gn.chunk_index(d, from) != at[d])
                 {
                     continue;
                 }
@@ -311,10 +336,10 @@ public:
                 region<N> r;
                 for (std::size_t e = 0; e < N; ++e)
                 {
-                    r.offset[e] = at[e] * c[e];
-                    r.extent[e] = end_in(r.offset[e], c[e], bound[e]) - r.offset[e];
+                    r.offset[e] = gn.chunk_start(e, at[e]);
+                    r.extent[e] = end_in(r.offset[e], gn.chunk_edge(e, at[e]), bound[e]) - r.offset[e];
                 }
-                const std::uint64_t hi = end_in(lo, c[d], bound[d]);
+                const std::uint64_t hi = end_in(lo, gn.chunk_edge(d, at[d]), bound[d]);
                 r.offset[d] = from;
                 r.extent[d] = hi > from ? hi - from : 0;
                 (shrinks ? *this : *next).template write<N>(r, m_meta.fill.data(), zero, keep_empty);
@@ -353,8 +378,8 @@ private:
             arena = &own.emplace(m_lv.max_bytes_in_flight);
         }
         const kernel::kernel_env<chain_type> env{
-            m_meta,    m_path, m_chain, m_lv, m_counters, op_cache(local), executor_ref(m_exec),
-            m_scratch, store,  arena};
+            m_meta,    m_path, m_chain, m_lv,          m_counters, op_cache(local), executor_ref(m_exec),
+            m_scratch, store,  arena,   m_shaped.get()};
         return f(env);
     }
 
@@ -365,10 +390,48 @@ private:
     Limits m_limits;
     limit_values m_lv;
     chain_type m_chain;
+    std::unique_ptr<kernel::shaped_chains<chain_type>> m_shaped; // rectilinear grids only
     io_counters m_counters;
     IndexCache m_cache; // used when the policy is not per-operation
     std::mutex m_meta_mutex;
     kernel::scratch_pool m_scratch;
+
+    /// A rectilinear grid's chunks have many shapes, and a codec may refuse some (a shard's inner
+    /// chunks must divide it): bind each edge length of each axis once at open, so such a grid is
+    /// refused there, not by the first read that reaches the chunk. A codec's checks are per axis,
+    /// so this covers every shape without binding the product of them.
+    void check_rectilinear_chains() const
+    {
+        const rectilinear_grid& grid = *m_meta.rectilinear;
+        const std::vector<std::uint64_t> counts = m_meta.grid_shape();
+        std::size_t bound = 0;
+        for (std::size_t d = 0; d < grid.rank() && bound < 1024; ++d)
+        {
+            std::vector<std::uint64_t> seen;
+            for (std::uint64_t c = 0; c < counts[d] && bound < 1024;)
+            {
+                const std::uint64_t e = grid.edge(d, c);
+                if (std::find(seen.begin(), seen.end(), e) == seen.end())
+                {
+                    seen.push_back(e);
+                    dims shape(m_meta.chunk_shape);
+                    shape[d] = e;
+                    m_shaped->get(shape);
+                    ++bound;
+                }
+                // Next run: a regular axis has one edge; runs are skipped whole.
+                const auto& a = grid.axis_at(d);
+                if (a.step != 0)
+                {
+                    break;
+                }
+                const auto it = std::upper_bound(a.runs.begin(), a.runs.end(), c,
+                                                 [](std::uint64_t v, const rectilinear_grid::run& r)
+                                                 { return v < r.first; });
+                c = it == a.runs.end() ? counts[d] : it->first;
+            }
+        }
+    }
 
     /// The index cache for one operation: a fresh one (per-operation policies) or the shared one.
     index_cache_ref op_cache(std::optional<IndexCache>& local)

@@ -15,6 +15,7 @@
 #include "../io_counters.hpp"
 #include "../limits.hpp"
 #include "../metadata/array_metadata.hpp"
+#include "../metadata/bind_chain.hpp"
 #include "../store/concepts.hpp"
 #include "io.hpp"
 
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -314,6 +316,50 @@ inline std::string chunk_key_of(const std::string& path, const array_metadata& m
     return k;
 }
 
+/// The chains of a rectilinear grid's chunks: a chain is bound to one chunk shape (codec_context),
+/// and the chunks of such a grid have many. One is bound per shape on first use and kept; the
+/// kept ones are bounded (a grid can have as many shapes as chunks), and a chain in use stays
+/// alive through its shared_ptr when the set is cleared.
+template <class Chain>
+class shaped_chains
+{
+public:
+    shaped_chains(const array_metadata& m, const limit_values& limits)
+        : m_specs(m.codecs)
+        , m_context(context_of(m, limits))
+    {
+    }
+
+    std::shared_ptr<const Chain> get(const dims& shape) const
+    {
+        std::vector<std::uint64_t> key = shape.to_vector();
+        {
+            std::lock_guard<std::mutex> g(m_mutex);
+            if (const auto it = m_chains.find(key); it != m_chains.end())
+            {
+                return it->second;
+            }
+        }
+        // Bound outside the lock: binding a sharding chain builds its inner chain too.
+        codec::codec_context ctx = m_context;
+        ctx.chunk_shape = shape;
+        auto chain = std::make_shared<const Chain>(Chain::from_specs(m_specs, ctx));
+        std::lock_guard<std::mutex> g(m_mutex);
+        if (m_chains.size() >= max_kept)
+        {
+            m_chains.clear();
+        }
+        return m_chains.emplace(std::move(key), std::move(chain)).first->second;
+    }
+
+private:
+    static constexpr std::size_t max_kept = 256;
+    std::vector<codec_spec> m_specs;
+    codec::codec_context m_context;
+    mutable std::mutex m_mutex;
+    mutable std::map<std::vector<std::uint64_t>, std::shared_ptr<const Chain>> m_chains;
+};
+
 /// Everything one operation of a kernel uses (built by array_core::run for each call).
 template <class Chain>
 struct kernel_env
@@ -329,6 +375,19 @@ struct kernel_env
     store_access& store;
     /// Variable-length arrays: where this operation's decoded values are kept (vlen.hpp).
     value_arena* arena = nullptr;
+    /// A rectilinear grid's chains per chunk shape (null on a regular grid: `chain` serves all).
+    const shaped_chains<Chain>* shaped = nullptr;
+
+    /// The chain of a chunk of `shape`: the array's own on a regular grid (not owned: no count
+    /// is touched), else the one bound to that shape.
+    std::shared_ptr<const Chain> chain_for(const dims& shape) const
+    {
+        if (shaped == nullptr)
+        {
+            return std::shared_ptr<const Chain>(std::shared_ptr<const Chain>(), &chain);
+        }
+        return shaped->get(shape);
+    }
 
     std::string chunk_key(const std::uint64_t* coords, std::size_t rank) const
     {

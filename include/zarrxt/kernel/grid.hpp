@@ -1,10 +1,11 @@
 /** @file kernel/grid.hpp
- *  The chunks a region touches on a regular chunk grid, enumerable by a flat index so that an
- *  executor can hand them out to workers.
+ *  The chunks a region touches on the array's chunk grid (regular or rectilinear), enumerable by a
+ *  flat index so that an executor can hand them out to workers, each with its origin and shape.
  */
 #pragma once
 
 #include "../detail/checked.hpp"
+#include "../metadata/array_metadata.hpp"
 #include "../region.hpp"
 #include "scatter.hpp"
 
@@ -17,7 +18,8 @@ template <std::size_t N>
 class chunk_range
 {
 public:
-    chunk_range(const std::vector<std::uint64_t>& chunk_shape, const region<N>& reg)
+    chunk_range(const array_metadata& m, const region<N>& reg)
+        : m_meta(&m)
     {
         m_count = 1;
         for (std::size_t d = 0; d < N; ++d)
@@ -27,8 +29,8 @@ public:
                 m_count = 0;
                 return;
             }
-            m_lo[d] = reg.offset[d] / chunk_shape[d];
-            const std::uint64_t hi = (reg.offset[d] + reg.extent[d] - 1) / chunk_shape[d] + 1;
+            m_lo[d] = m.chunk_index(d, reg.offset[d]);
+            const std::uint64_t hi = m.chunk_index(d, reg.offset[d] + reg.extent[d] - 1) + 1;
             m_n[d] = hi - m_lo[d];
             m_count = zarrxt::detail::checked_mul(m_count, m_n[d], "number of chunks in a region");
         }
@@ -48,7 +50,30 @@ public:
         return c;
     }
 
+    /// The first element of the chunk at grid coordinates `c`.
+    dims origin(const extents_t<N>& c) const
+    {
+        dims o(N);
+        for (std::size_t d = 0; d < N; ++d)
+        {
+            o[d] = m_meta->chunk_start(d, c[d]);
+        }
+        return o;
+    }
+
+    /// The shape of the chunk at grid coordinates `c` (all chunks alike on a regular grid).
+    dims shape(const extents_t<N>& c) const
+    {
+        dims s(N);
+        for (std::size_t d = 0; d < N; ++d)
+        {
+            s[d] = m_meta->chunk_edge(d, c[d]);
+        }
+        return s;
+    }
+
 private:
+    const array_metadata* m_meta;
     extents_t<N> m_lo{};
     extents_t<N> m_n{};
     std::uint64_t m_count = 0;

@@ -164,14 +164,13 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     }
     const std::size_t width = m.element_size();
     const bool is_bool = m.dtype == dtype_id::bool_;
-    const chunk_range<N> range(m.chunk_shape, reg);
+    const chunk_range<N> range(m, reg);
     const std::size_t workers = env.exec.concurrency();
     scratch_pool::lease scratch(env.scratch, workers, env.arena);
     // Each worker holds one batch at a time: batches are cut to an equal share of the operation's
     // budget for bytes in flight.
     const std::uint64_t budget = std::max<std::uint64_t>(1, env.limits.max_bytes_in_flight / workers);
     const box reg_box = box_of(reg);
-    const dims chunk_shape(m.chunk_shape);
     auto context = [&](std::size_t worker)
     {
         read_context ctx;
@@ -184,16 +183,10 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
         ctx.problems = problems;
         return ctx;
     };
-    auto origin_of = [&](std::size_t i)
-    {
-        const extents_t<N> coords = range.coords(i);
-        dims origin(N);
-        for (std::size_t d = 0; d < N; ++d)
-        {
-            origin[d] = coords[d] * m.chunk_shape[d];
-        }
-        return origin;
-    };
+    auto origin_of = [&](std::size_t i) { return range.origin(range.coords(i)); };
+    // A chunk's shape, and the chain bound to it: one for all on a regular grid, per shape on a
+    // rectilinear one.
+    auto shape_of = [&](std::size_t i) { return range.shape(range.coords(i)); };
     auto key_of = [&](std::size_t i)
     {
         const extents_t<N> coords = range.coords(i);
@@ -224,6 +217,7 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
             sinks.push_back(sink_of(origin_of(i)));
         }
         std::vector<codec::read_plan> plans(objects);
+        std::vector<std::shared_ptr<const Chain>> chains(objects);
         const std::uint64_t announce_budget =
             std::max<std::uint64_t>(1, env.limits.max_bytes_in_flight / objects);
         std::unique_ptr<std::atomic<bool>[]> changed(new std::atomic<bool>[objects]);
@@ -232,8 +226,10 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
                       {
                           readers[i] = env.store.open_reader(key_of(i));
                           read_context ctx = context(worker);
+                          const dims shape = shape_of(i);
+                          chains[i] = env.chain_for(shape);
                           changed[i] =
-                              !codec::plan_read(chain, *readers[i], clip(reg_box, origin_of(i), chunk_shape),
+                              !codec::plan_read(*chains[i], *readers[i], clip(reg_box, origin_of(i), shape),
                                                 sinks[i], ctx, workers, budget, plans[i]);
                           if (!changed[i])
                           {
@@ -259,7 +255,7 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
                               return;
                           }
                           read_context ctx = context(worker);
-                          if (!codec::read_batch(chain, *readers[i], plans[i], b, sinks[i], ctx))
+                          if (!codec::read_batch(*chains[i], *readers[i], plans[i], b, sinks[i], ctx))
                           {
                               changed[i] = true;
                           }
@@ -283,8 +279,8 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
                           env.store.read_object(
                               key_of(i),
                               [&](range_reader& reader) {
-                                  codec::read_region(chain, reader, clip(reg_box, origin_of(i), chunk_shape),
-                                                     sinks[i], ctx);
+                                  codec::read_region(*chains[i], reader,
+                                                     clip(reg_box, origin_of(i), shape_of(i)), sinks[i], ctx);
                               });
                       });
         return;
@@ -294,11 +290,12 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     auto read_chunk = [&](std::size_t i, std::size_t worker)
     {
         const dims origin = origin_of(i);
+        const dims shape = shape_of(i);
+        const auto own = env.chain_for(shape);
         region_sink<N> sink = sink_of(origin);
         read_context ctx = context(worker);
-        env.store.read_object(
-            key_of(i), [&](range_reader& reader)
-            { codec::read_region(chain, reader, clip(reg_box, origin, chunk_shape), sink, ctx); });
+        env.store.read_object(key_of(i), [&](range_reader& reader)
+                              { codec::read_region(*own, reader, clip(reg_box, origin, shape), sink, ctx); });
     };
     std::uint64_t chunk_bytes = width;
     for (const auto e : m.chunk_shape)
@@ -317,8 +314,7 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     for (std::size_t d = 0; d < N; ++d)
     {
         const std::uint64_t end = reg.offset[d] + reg.extent[d];
-        covered = covered && reg.offset[d] % m.chunk_shape[d] == 0 &&
-                  (end == m.shape[d] || end % m.chunk_shape[d] == 0);
+        covered = covered && m.on_chunk_boundary(d, reg.offset[d]) && m.on_chunk_boundary(d, end);
     }
     whole_ranged = whole_ranged && (covered || chunk_bytes <= small_object);
     if ((chain.partial_decoder() != nullptr && !whole_ranged) || !env.store.prefetches_objects() ||
@@ -330,6 +326,8 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
     auto read_whole = [&](std::size_t i, std::size_t worker)
     {
         const dims origin = origin_of(i);
+        const dims shape = shape_of(i);
+        const auto own = env.chain_for(shape);
         region_sink<N> sink = sink_of(origin);
         read_context ctx = context(worker);
         env.store.read_object(
@@ -340,7 +338,7 @@ void read_region(const kernel_env<Chain>& env, const region<N>& reg, std::byte* 
                 const auto info = reader.read_to(byte_range::all(), env.limits.max_chunk_bytes, whole);
                 memory_reader bytes = info ? memory_reader(whole.view(), reader.key(), info->generation)
                                            : memory_reader::absent(reader.key());
-                codec::read_region(chain, bytes, clip(reg_box, origin, chunk_shape), sink, ctx);
+                codec::read_region(*own, bytes, clip(reg_box, origin, shape), sink, ctx);
             });
     };
     // Whole objects from a store that fetches ahead (many requests in flight): the chunks are

@@ -46,10 +46,9 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
         return;
     }
     const std::size_t width = m.element_size();
-    const chunk_range<N> range(m.chunk_shape, reg);
+    const chunk_range<N> range(m, reg);
     scratch_pool::lease scratch(env.scratch, env.exec.concurrency(), env.arena);
     const Chain& chain = env.chain;
-    const dims chunk_shape(m.chunk_shape);
     const box reg_box = box_of(reg);
     box array_box{dims(N, 0), dims(N)};
     for (std::size_t d = 0; d < N; ++d)
@@ -70,11 +69,9 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
     auto write_one = [&](std::size_t i, std::size_t worker, const encode_spread* spread)
     {
         const extents_t<N> coords = range.coords(i);
-        dims origin(N);
-        for (std::size_t d = 0; d < N; ++d)
-        {
-            origin[d] = coords[d] * m.chunk_shape[d];
-        }
+        const dims origin = range.origin(coords);
+        const dims chunk_shape = range.shape(coords); // per chunk on a rectilinear grid
+        const auto own = env.chain_for(chunk_shape);
         // In chunk coordinates: the written part and the part inside the array.
         const box written = clip(reg_box, origin, chunk_shape);
         const box bounds = clip(array_box, origin, chunk_shape);
@@ -102,7 +99,7 @@ void write_region(const kernel_env<Chain>& env, const region<N>& reg, const std:
         ctx.spread = spread;
         env.store.write_object(std::move(key), max_whole, posts.get(),
                                [&](object_io& io)
-                               { codec::write_region(chain, io, written, bounds, sv, ctx); });
+                               { codec::write_region(*own, io, written, bounds, sv, ctx); });
     };
 
     const std::size_t workers = env.exec.concurrency();

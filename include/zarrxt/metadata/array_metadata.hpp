@@ -11,17 +11,19 @@
 #pragma once
 
 #include "../codec/codec_spec.hpp"
+#include "../data_type.hpp"
 #include "../detail/checked.hpp"
 #include "../detail/json.hpp"
 #include "../detail/small_vector.hpp"
-#include "../data_type.hpp"
 #include "../dtype.hpp"
 #include "../fill_value.hpp"
 #include "../record.hpp"
 #include "chunk_key.hpp"
 #include "document.hpp"
+#include "rectilinear.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -39,7 +41,13 @@ struct array_metadata
 {
     int zarr_format = 3;
     std::vector<std::uint64_t> shape;
+    /// The chunk shape of a regular grid; of a rectilinear grid, the longest edge per axis among
+    /// the chunks that hold elements (what a buffer for any chunk must hold).
     std::vector<std::uint64_t> chunk_shape;
+    /// A `rectilinear` chunk grid (v3 only; metadata/rectilinear.hpp), or null for the regular
+    /// grid of chunk_shape. Shared: metadata is copied per handle and the grid never changes once
+    /// parsed (a resize that needs more edges makes a new one).
+    std::shared_ptr<const rectilinear_grid> rectilinear;
     /// The data type with its parameters (data_type.hpp): the time unit of datetime64 /
     /// timedelta64, the element size of fixed-width strings (|S7: 7, <U13: 52) and records (the sum
     /// of their fields), a record's fields. Compares with and converts to its dtype_id.
@@ -57,17 +65,48 @@ struct array_metadata
     std::size_t element_size() const noexcept { return dtype.size(); }
 
     /// Elements in one (full, untrimmed) chunk.
-    std::uint64_t chunk_elements() const { return detail::checked_product(chunk_shape, "chunk element count"); }
+    std::uint64_t chunk_elements() const
+    {
+        return detail::checked_product(chunk_shape, "chunk element count");
+    }
 
-    /// Number of chunks along each axis (ceil division).
+    /// Number of chunks along each axis that hold elements of the array.
     std::vector<std::uint64_t> grid_shape() const
     {
         std::vector<std::uint64_t> g(shape.size());
         for (std::size_t i = 0; i < shape.size(); ++i)
         {
-            g[i] = shape[i] / chunk_shape[i] + (shape[i] % chunk_shape[i] != 0 ? 1 : 0);
+            g[i] = rectilinear ? rectilinear->chunks_for(i, shape[i])
+                               : shape[i] / chunk_shape[i] + (shape[i] % chunk_shape[i] != 0 ? 1 : 0);
         }
         return g;
+    }
+
+    // The grid along one axis, for every kind of grid: the chunk holding element i, and the first
+    // element and edge length of chunk c. Every piece of code that maps elements to chunks goes
+    // through these (the kernels, resize, selections, the tool), so a new grid is one change here.
+    std::uint64_t chunk_index(std::size_t d, std::uint64_t i) const noexcept
+    {
+        return rectilinear ? rectilinear->index(d, i) : i / chunk_shape[d];
+    }
+    std::uint64_t chunk_start(std::size_t d, std::uint64_t c) const noexcept
+    {
+        return rectilinear ? rectilinear->start(d, c) : c * chunk_shape[d];
+    }
+    std::uint64_t chunk_edge(std::size_t d, std::uint64_t c) const noexcept
+    {
+        return rectilinear ? rectilinear->edge(d, c) : chunk_shape[d];
+    }
+    /// Whether element x of axis d begins a chunk (x inside the grid: below the shape, or below
+    /// what a rectilinear grid's edges cover).
+    bool starts_chunk(std::size_t d, std::uint64_t x) const noexcept
+    {
+        return chunk_start(d, chunk_index(d, x)) == x;
+    }
+    /// Whether element x of axis d begins a chunk or is the end of the axis.
+    bool on_chunk_boundary(std::size_t d, std::uint64_t x) const noexcept
+    {
+        return x >= shape[d] || starts_chunk(d, x);
     }
 
     std::string chunk_key(std::span<const std::uint64_t> coords) const { return key_encoding.key(coords); }
@@ -132,20 +171,50 @@ inline json dimension_names_to_json(const dimension_name_list& names)
 
 } // namespace detail
 
+/// A rectilinear grid's part of the model, once the shape is known: its rank, that its chunks
+/// cover the shape (metadata.4 otherwise), and chunk_shape as the longest edges.
+inline void settle_rectilinear(array_metadata& m)
+{
+    if (!m.rectilinear)
+    {
+        return;
+    }
+    const rectilinear_grid& g = *m.rectilinear;
+    if (g.rank() != m.shape.size())
+    {
+        throw metadata_error(metadata_errc::invalid_value,
+                             "\"chunk_grid.configuration.chunk_shapes\" has " + std::to_string(g.rank()) +
+                                 " entries for an array of rank " + std::to_string(m.shape.size()));
+    }
+    m.chunk_shape.assign(m.shape.size(), 1);
+    for (std::size_t d = 0; d < m.shape.size(); ++d)
+    {
+        if (g.covered(d) < m.shape[d])
+        {
+            throw metadata_error(metadata_errc::invalid_value,
+                                 "the rectilinear chunk grid covers " + std::to_string(g.covered(d)) +
+                                     " elements along axis " + std::to_string(d) + ", the shape " +
+                                     std::to_string(m.shape[d]) +
+                                     " (its edge lengths must sum to at least the shape)");
+        }
+        m.chunk_shape[d] = g.max_edge(d, m.shape[d]);
+    }
+}
+
 /// Checks shared by both formats once shape, chunk shape and dtype are known.
 inline void validate_geometry(const array_metadata& m)
 {
     if (m.shape.size() > max_rank)
     {
-        throw metadata_error(metadata_errc::invalid_value, "rank " + std::to_string(m.shape.size())
-                                                                + " exceeds the supported maximum of "
-                                                                + std::to_string(max_rank));
+        throw metadata_error(metadata_errc::invalid_value, "rank " + std::to_string(m.shape.size()) +
+                                                               " exceeds the supported maximum of " +
+                                                               std::to_string(max_rank));
     }
     if (m.chunk_shape.size() != m.shape.size())
     {
         throw metadata_error(metadata_errc::invalid_value,
-                             "chunk shape has rank " + std::to_string(m.chunk_shape.size())
-                                 + " but shape has rank " + std::to_string(m.shape.size()));
+                             "chunk shape has rank " + std::to_string(m.chunk_shape.size()) +
+                                 " but shape has rank " + std::to_string(m.shape.size()));
     }
     for (std::size_t i = 0; i < m.chunk_shape.size(); ++i)
     {

@@ -205,6 +205,28 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
     m.zarr_format = 3;
     m.shape = o.shape;
     m.chunk_shape = o.chunk_shape;
+    if (!o.chunk_edges.empty())
+    {
+        if (!o.chunk_shape.empty())
+        {
+            throw array_error(
+                array_errc::invalid_argument,
+                "give chunk_shape (a regular grid) or chunk_edges (a rectilinear one), not both");
+        }
+        if (o.chunk_edges.size() != o.shape.size())
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "chunk_edges has " + std::to_string(o.chunk_edges.size()) + " axes for rank " +
+                                  std::to_string(o.shape.size()));
+        }
+        detail::with_key_context(document_key,
+                                 [&]
+                                 {
+                                     m.rectilinear = std::make_shared<const rectilinear_grid>(
+                                         rectilinear_grid::from_edges(o.chunk_edges));
+                                     settle_rectilinear(m);
+                                 });
+    }
     m.dtype.id = dtype;
     m.dtype.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     detail::size_new_array(document_key, m.dtype, o.string, o.fields);

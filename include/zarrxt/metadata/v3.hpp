@@ -366,13 +366,32 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
     // chunk_grid
     const json& grid = detail::require_member(doc, "chunk_grid");
     auto grid_spec = detail::parse_named_config(grid, "chunk_grid");
-    if (grid_spec.name != "regular")
+    if (grid_spec.name == "rectilinear")
+    {
+        // zarr-extensions chunk-grids/rectilinear; "inline" is the one kind it defines.
+        const std::string& kind = detail::as_string(detail::require_member(grid_spec.configuration, "kind"),
+                                                    "chunk_grid.configuration.kind");
+        if (kind != "inline")
+        {
+            throw metadata_error(metadata_errc::unsupported_grid,
+                                 "rectilinear chunk grid of kind \"" + kind +
+                                     "\" is not supported (only \"inline\")");
+        }
+        m.rectilinear = std::make_shared<const rectilinear_grid>(
+            rectilinear_grid::from_json(detail::require_member(grid_spec.configuration, "chunk_shapes")));
+        settle_rectilinear(m);
+    }
+    else if (grid_spec.name == "regular")
+    {
+        m.chunk_shape = detail::as_extents(detail::require_member(grid_spec.configuration, "chunk_shape"),
+                                           "chunk_grid.configuration.chunk_shape");
+    }
+    else
     {
         throw metadata_error(metadata_errc::unsupported_grid,
-                             "chunk grid \"" + grid_spec.name + "\" is not supported (only \"regular\")");
+                             "chunk grid \"" + grid_spec.name +
+                                 "\" is not supported (only \"regular\" and \"rectilinear\")");
     }
-    m.chunk_shape = detail::as_extents(detail::require_member(grid_spec.configuration, "chunk_shape"),
-                                       "chunk_grid.configuration.chunk_shape");
     validate_geometry(m);
 
     // chunk_key_encoding
@@ -474,7 +493,16 @@ ZARRXT_DECL json make_v3_array_document(const array_metadata& m)
     doc["node_type"] = "array";
     doc["shape"] = m.shape;
     doc["data_type"] = detail::v3_data_type_json(m.dtype);
-    doc["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}};
+    if (m.rectilinear)
+    {
+        doc["chunk_grid"] = {
+            {"name", "rectilinear"},
+            {"configuration", {{"kind", "inline"}, {"chunk_shapes", m.rectilinear->to_json()}}}};
+    }
+    else
+    {
+        doc["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", m.chunk_shape}}}};
+    }
     doc["chunk_key_encoding"] = {
         {"name", m.key_encoding.encoding == chunk_key_encoding::kind::default_ ? "default" : "v2"},
         {"configuration", {{"separator", std::string(1, m.key_encoding.separator)}}}};
