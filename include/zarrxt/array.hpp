@@ -93,17 +93,34 @@ public:
     explicit array(std::shared_ptr<core_type> core, array_settings settings = {});
 
     static array open(const Store& store, std::string_view path, Executor exec = Executor{}, Limits limits = Limits{});
+    /// Open with user codecs: a dynamic chain (and a shard's inner chain) knows the codecs of
+    /// `registry` besides the built-ins (codec/codec_registry.hpp).
+    static array open(const Store& store, std::string_view path, const codec_registry& registry,
+                      Executor exec = Executor{}, Limits limits = Limits{});
     static array create(Store& store, std::string_view path, const v3_options& options,
                         Executor exec = Executor{},
                         Limits limits = Limits{}) requires array_writable_store<Store>
     {
-        return create_with(store, path, options, std::move(exec), std::move(limits));
+        return create_with(store, path, options, codec_registry{}, std::move(exec), std::move(limits));
     }
     static array create(Store& store, std::string_view path, const v2_options& options,
                         Executor exec = Executor{},
                         Limits limits = Limits{}) requires array_writable_store<Store>
     {
-        return create_with(store, path, options, std::move(exec), std::move(limits));
+        return create_with(store, path, options, codec_registry{}, std::move(exec), std::move(limits));
+    }
+    /// Create with user codecs (as open with a registry): `options.codecs` may name them.
+    static array create(Store& store, std::string_view path, const v3_options& options,
+                        const codec_registry& registry, Executor exec = Executor{},
+                        Limits limits = Limits{}) requires array_writable_store<Store>
+    {
+        return create_with(store, path, options, registry, std::move(exec), std::move(limits));
+    }
+    static array create(Store& store, std::string_view path, const v2_options& options,
+                        const codec_registry& registry, Executor exec = Executor{},
+                        Limits limits = Limits{}) requires array_writable_store<Store>
+    {
+        return create_with(store, path, options, registry, std::move(exec), std::move(limits));
     }
 
     shape_type shape() const noexcept { return to_shape(m_core->metadata().shape); }
@@ -331,7 +348,8 @@ private:
     void write_masked(const region_type& r, const T* data,
                       const std::uint8_t* mask) requires array_writable_store<Store>;
     template <class Options>
-    static array create_with(Store& store, std::string_view path, const Options& options, Executor exec, Limits limits);
+    static array create_with(Store& store, std::string_view path, const Options& options,
+                             const codec_registry& registry, Executor exec, Limits limits);
     void check_read(const region_type& r) const;
     void check_write(const region_type& r) const;
     /// Region and value errors name the array (its path, "/" for the root), as open() does.
@@ -379,6 +397,35 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits> open(const Store& store
 {
     return array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(store, path, std::move(exec),
                                                                           std::move(limits));
+}
+
+template <class T, std::size_t N, class Codecs, class IndexCache, class Executor, class Limits, class Store>
+array<T, N, Codecs, Store, IndexCache, Executor, Limits> open(const Store& store, std::string_view path,
+                                                              const codec_registry& registry, Executor exec,
+                                                              Limits limits)
+{
+    return array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(store, path, registry,
+                                                                          std::move(exec), std::move(limits));
+}
+
+template <class T, std::size_t N, class Codecs, class IndexCache, class Executor, class Limits, class Store>
+array<T, N, Codecs, Store, IndexCache, Executor, Limits> create(Store& store, std::string_view path,
+                                                                const v3_options& options,
+                                                                const codec_registry& registry, Executor exec,
+                                                                Limits limits)
+{
+    return array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create(
+        store, path, options, registry, std::move(exec), std::move(limits));
+}
+
+template <class T, std::size_t N, class Codecs, class IndexCache, class Executor, class Limits, class Store>
+array<T, N, Codecs, Store, IndexCache, Executor, Limits> create(Store& store, std::string_view path,
+                                                                const v2_options& options,
+                                                                const codec_registry& registry, Executor exec,
+                                                                Limits limits)
+{
+    return array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create(
+        store, path, options, registry, std::move(exec), std::move(limits));
 }
 
 template <class T, std::size_t N, class Codecs, class IndexCache, class Executor, class Limits, class Store>
@@ -458,10 +505,21 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(const Store&
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(const Store& store, std::string_view path,
+                                                                    const codec_registry& registry,
+                                                                    Executor exec, Limits limits) -> array
+{
+    return array(core_type::open(store, path, std::move(exec), std::move(limits), registry));
+}
+
+template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
 template <class Options>
-auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store& store, std::string_view path,
-                                                                           const Options& options, Executor exec,
-                                                                           Limits limits) -> array
+auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store& store,
+                                                                           std::string_view path,
+                                                                           const Options& options,
+                                                                           const codec_registry& registry,
+                                                                           Executor exec, Limits limits)
+    -> array
 {
     if (options.shape.size() != N)
     {
@@ -475,7 +533,7 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         {
             Options with_unit = options;
             with_unit.unit = time_unit_for<T>();
-            return create_with(store, path, with_unit, std::move(exec), std::move(limits));
+            return create_with(store, path, with_unit, registry, std::move(exec), std::move(limits));
         }
         if (!same_length(*options.unit, *time_unit_for<T>()))
         {
@@ -491,7 +549,7 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         {
             Options described = options;
             described.fields = record_fields_of<T>();
-            return create_with(store, path, described, std::move(exec), std::move(limits));
+            return create_with(store, path, described, registry, std::move(exec), std::move(limits));
         }
         // Fields given as well must be the struct's: checked before anything is stored.
         std::vector<record_field> given = options.fields;
@@ -513,8 +571,9 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         }
         stored = options.string->id;
     }
-    return array(core_type::create(store, path, stored, options, std::move(exec), std::move(limits)),
-                 array_settings{.write_empty_chunks = options.write_empty_chunks});
+    return array(
+        core_type::create(store, path, stored, options, std::move(exec), std::move(limits), registry),
+        array_settings{.write_empty_chunks = options.write_empty_chunks});
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>

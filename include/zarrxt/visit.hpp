@@ -168,12 +168,13 @@ private:
     array_settings m_settings;
 };
 
-/// Open any supported array at `path`.
+/// Open any supported array at `path`; its chain knows the user codecs of `registry` besides the
+/// built-ins (codec/codec_registry.hpp), and so do the typed handles `visit` and `as` make of it.
 template <class Store>
-any_array<Store> open_any(const Store& store, std::string_view path)
+any_array<Store> open_any(const Store& store, std::string_view path, const codec_registry& registry = {})
 {
     return any_array<Store>(
-        any_array<Store>::core_type::open(store, path, inline_executor{}, default_limits{}));
+        any_array<Store>::core_type::open(store, path, inline_executor{}, default_limits{}, registry));
 }
 
 namespace detail

@@ -8,6 +8,7 @@
 #include "codec/bytes.hpp"
 #include "codec/cast_value.hpp"
 #include "codec/chain.hpp"
+#include "codec/codec_registry.hpp"
 #include "codec/crc32c.hpp"
 #include "codec/dynamic_chain.hpp"
 #include "codec/gzip.hpp"

@@ -67,12 +67,21 @@ class array;
 
 struct v3_options;
 struct v2_options;
+class codec_registry;
 
 /// Open the array at `path` of `store` as array<T, N, ...> (defined in array.hpp).
 template <class T, std::size_t N, class Codecs = dynamic_chain, class IndexCache = operation_index_cache<>,
           class Executor = inline_executor, class Limits = default_limits, class Store>
 array<T, N, Codecs, Store, IndexCache, Executor, Limits> open(const Store& store, std::string_view path,
                                                              Executor exec = Executor{}, Limits limits = Limits{});
+
+/// Open with user codecs besides the built-ins (codec/codec_registry.hpp; defined in array.hpp).
+template <class T, std::size_t N, class Codecs = dynamic_chain, class IndexCache = operation_index_cache<>,
+          class Executor = inline_executor, class Limits = default_limits, class Store>
+array<T, N, Codecs, Store, IndexCache, Executor, Limits> open(const Store& store, std::string_view path,
+                                                              const codec_registry& registry,
+                                                              Executor exec = Executor{},
+                                                              Limits limits = Limits{});
 
 /// Create a Zarr v3 array at `path` of `store` (defined in array.hpp).
 template <class T, std::size_t N, class Codecs = dynamic_chain, class IndexCache = operation_index_cache<>,
@@ -87,6 +96,24 @@ template <class T, std::size_t N, class Codecs = dynamic_chain, class IndexCache
 array<T, N, Codecs, Store, IndexCache, Executor, Limits> create(Store& store, std::string_view path,
                                                                const v2_options& options, Executor exec = Executor{},
                                                                Limits limits = Limits{});
+
+/// Create a Zarr v3 array whose codecs may be user codecs of `registry` (defined in array.hpp).
+template <class T, std::size_t N, class Codecs = dynamic_chain, class IndexCache = operation_index_cache<>,
+          class Executor = inline_executor, class Limits = default_limits, class Store>
+array<T, N, Codecs, Store, IndexCache, Executor, Limits> create(Store& store, std::string_view path,
+                                                                const v3_options& options,
+                                                                const codec_registry& registry,
+                                                                Executor exec = Executor{},
+                                                                Limits limits = Limits{});
+
+/// Create a Zarr v2 array whose codecs may be user codecs of `registry` (defined in array.hpp).
+template <class T, std::size_t N, class Codecs = dynamic_chain, class IndexCache = operation_index_cache<>,
+          class Executor = inline_executor, class Limits = default_limits, class Store>
+array<T, N, Codecs, Store, IndexCache, Executor, Limits> create(Store& store, std::string_view path,
+                                                                const v2_options& options,
+                                                                const codec_registry& registry,
+                                                                Executor exec = Executor{},
+                                                                Limits limits = Limits{});
 
 template <std::size_t... Ranks>
 struct ranks;

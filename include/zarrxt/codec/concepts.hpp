@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <concepts>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -47,6 +48,11 @@ struct bytes_to_bytes_tag
 {
 };
 
+namespace detail
+{
+struct registry_table; // codec_registry.hpp
+}
+
 /// What a codec is bound to when a chain is built: the array representation it will see.
 struct codec_context
 {
@@ -55,6 +61,10 @@ struct codec_context
     dims chunk_shape;                  ///< shape of the array the codec receives (after a2a codecs)
     fill_value fill;
     limit_values limits = limit_values::from(default_limits{}); ///< caps for decodes the codec runs itself
+    /// The user codecs a dynamic_chain consults before the built-ins (codec_registry::table());
+    /// null: the built-ins only. Shared, so the chains built from this context (a shard's inner
+    /// and index chains) see the same codecs and keep them alive.
+    std::shared_ptr<const detail::registry_table> registry;
 
     std::size_t element_size() const noexcept { return dtype.size(); }
 };

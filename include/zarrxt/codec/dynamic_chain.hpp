@@ -1,7 +1,8 @@
 /** @file codec/dynamic_chain.hpp
  *  `dynamic_chain`: a codec chain built at open from the array's metadata, for arrays whose codecs
- *  are not known at compile time (the default). Each codec is a built-in codec class held behind a
- *  small virtual interface; one virtual call per codec per chunk is noise next to decoding.
+ *  are not known at compile time (the default). Each codec is a built-in codec class, or a user codec
+ *  from the context's codec_registry (codec_registry.hpp), held behind a small virtual interface;
+ *  one virtual call per codec per chunk is noise next to decoding.
  *
  *  The codecs are the same classes a static `chain<...>` uses, so both paths decode identically.
  */
@@ -205,8 +206,64 @@ struct made_codec
     std::unique_ptr<erased_b2b> b2b;
 };
 
+/// Build codec C into `out` when `spec` names it (a built-in or a registered codec alike).
+template <class C>
+bool try_make(const codec_spec& spec, const codec_context& ctx, made_codec& out)
+{
+    if (!name_matches<C>(spec.name))
+    {
+        return false;
+    }
+    C c = C::from_json(spec.configuration, ctx);
+    if constexpr (kind_rank<C>() == 0)
+    {
+        out.a2a = std::make_unique<a2a_model<C>>(std::move(c));
+    }
+    else if constexpr (kind_rank<C>() == 1)
+    {
+        out.a2b = std::make_unique<a2b_model<C>>(std::move(c));
+    }
+    else
+    {
+        out.b2b = std::make_unique<b2b_model<C>>(std::move(c));
+    }
+    return true;
+}
+
+/// One codec of a codec_registry (codec_registry.hpp): plain function pointers into the
+/// instantiations for its type, so the table itself is not a template.
+struct registry_entry
+{
+    std::string name;
+    int kind = 0; // kind_rank
+    bool (*matches)(std::string_view) noexcept = nullptr;
+    bool (*make)(const codec_spec&, const codec_context&, made_codec&) = nullptr;
+};
+
+/// The shared, immutable state of a codec_registry; a codec_context points at it.
+struct registry_table
+{
+    std::vector<registry_entry> entries;
+
+    /// The entry for `name` (its name or an alias), or nullptr.
+    const registry_entry* find(std::string_view name) const noexcept
+    {
+        for (const auto& e : entries)
+        {
+            if (e.matches(name))
+            {
+                return &e;
+            }
+        }
+        return nullptr;
+    }
+};
+
 ZARRXT_DECL made_codec make_builtin_codec(const codec_spec& spec, const codec_context& ctx);
 ZARRXT_DECL int builtin_codec_kind(const std::string& name);
+/// As the two above, consulting the user codecs of `ctx.registry` (codec_registry.hpp) first.
+ZARRXT_DECL made_codec make_codec(const codec_spec& spec, const codec_context& ctx);
+ZARRXT_DECL int codec_kind(const std::string& name, const codec_context& ctx);
 
 } // namespace detail
 } // namespace codec
@@ -305,7 +362,7 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
     std::vector<std::string> names;
     for (const auto& s : specs)
     {
-        kinds.push_back(codec::detail::builtin_codec_kind(s.name));
+        kinds.push_back(codec::detail::codec_kind(s.name, ctx));
         names.push_back(s.name);
     }
     codec::detail::check_kind_order(kinds, names);
@@ -316,7 +373,7 @@ inline dynamic_chain dynamic_chain::from_specs(const std::vector<codec_spec>& sp
     codec::codec_context stage = ctx;
     for (const auto& s : specs)
     {
-        auto made = codec::detail::make_builtin_codec(s, stage);
+        auto made = codec::detail::make_codec(s, stage);
         if (made.a2a)
         {
             stage.chunk_shape = made.a2a->encoded_shape(stage.chunk_shape);

@@ -1,7 +1,9 @@
 /** @file codec/registry.hpp
  *  The built-in codecs a `dynamic_chain` can build from metadata: a compile-time list, looked up by
  *  name. There is no run-time registration to remember and no global table; a codec is compiled
- *  into a program only through the headers it includes (this one includes all built-ins).
+ *  into a program only through the headers it includes (this one includes all built-ins). User
+ *  codecs come in a codec_registry value (codec_registry.hpp) whose table the codec_context carries, which
+ *  make_codec and codec_kind consult before this list.
  */
 #pragma once
 
@@ -52,29 +54,6 @@ int kind_of_name(const std::string& name, codec_list<Codecs...>)
     return kind;
 }
 
-template <class C>
-bool try_make(const codec_spec& spec, const codec_context& ctx, made_codec& out)
-{
-    if (!name_matches<C>(spec.name))
-    {
-        return false;
-    }
-    C c = C::from_json(spec.configuration, ctx);
-    if constexpr (kind_rank<C>() == 0)
-    {
-        out.a2a = std::make_unique<a2a_model<C>>(std::move(c));
-    }
-    else if constexpr (kind_rank<C>() == 1)
-    {
-        out.a2b = std::make_unique<a2b_model<C>>(std::move(c));
-    }
-    else
-    {
-        out.b2b = std::make_unique<b2b_model<C>>(std::move(c));
-    }
-    return true;
-}
-
 template <class... Codecs>
 made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, codec_list<Codecs...>)
 {
@@ -83,14 +62,26 @@ made_codec make_from_list(const codec_spec& spec, const codec_context& ctx, code
     return out;
 }
 
-[[noreturn]] inline void throw_unknown_codec(const std::string& name)
+/// The codec names an unknown-codec error lists: the built-ins, then a registry's own.
+[[noreturn]] inline void throw_unknown_codec(const std::string& name, const registry_table* user = nullptr)
 {
-    throw metadata_error(metadata_errc::unknown_codec,
-                         "codec \"" + name
-                             + "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zstd, crc32c, "
-                               "blosc, sharding_indexed, packbits, cast_value, scale_offset, vlen-utf8, vlen-bytes, numcodecs.zlib, "
-                               "numcodecs.delta, numcodecs.bitround, numcodecs.fixedscaleoffset, numcodecs.shuffle, "
-                               "numcodecs.lz4, numcodecs.bz2, numcodecs.lzma, numcodecs.packbits)");
+    std::string registered;
+    if (user != nullptr)
+    {
+        for (const auto& e : user->entries)
+        {
+            registered += (registered.empty() ? "; registered: " : ", ") + e.name;
+        }
+    }
+    throw metadata_error(
+        metadata_errc::unknown_codec,
+        "codec \"" + name +
+            "\" is not supported by zarrxt (supported: bytes, transpose, gzip, zstd, crc32c, "
+            "blosc, sharding_indexed, packbits, cast_value, scale_offset, vlen-utf8, vlen-bytes, "
+            "numcodecs.zlib, "
+            "numcodecs.delta, numcodecs.bitround, numcodecs.fixedscaleoffset, numcodecs.shuffle, "
+            "numcodecs.lz4, numcodecs.bz2, numcodecs.lzma, numcodecs.packbits" +
+            registered + ")");
 }
 
 ZARRXT_DECL int builtin_codec_kind(const std::string& name)
@@ -109,6 +100,42 @@ ZARRXT_DECL made_codec make_builtin_codec(const codec_spec& spec, const codec_co
     if (!m.a2a && !m.a2b && !m.b2b)
     {
         throw_unknown_codec(spec.name);
+    }
+    return m;
+}
+
+ZARRXT_DECL int codec_kind(const std::string& name, const codec_context& ctx)
+{
+    if (ctx.registry)
+    {
+        if (const registry_entry* e = ctx.registry->find(name))
+        {
+            return e->kind;
+        }
+    }
+    const int k = kind_of_name(name, builtin_codecs{});
+    if (k < 0)
+    {
+        throw_unknown_codec(name, ctx.registry.get());
+    }
+    return k;
+}
+
+ZARRXT_DECL made_codec make_codec(const codec_spec& spec, const codec_context& ctx)
+{
+    if (ctx.registry)
+    {
+        if (const registry_entry* e = ctx.registry->find(spec.name))
+        {
+            made_codec m;
+            e->make(spec, ctx, m);
+            return m;
+        }
+    }
+    made_codec m = make_from_list(spec, ctx, builtin_codecs{});
+    if (!m.a2a && !m.a2b && !m.b2b)
+    {
+        throw_unknown_codec(spec.name, ctx.registry.get());
     }
     return m;
 }

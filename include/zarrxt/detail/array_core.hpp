@@ -8,6 +8,7 @@
 
 #include "../cache/index_cache.hpp"
 #include "../codec/chain.hpp"
+#include "../codec/codec_registry.hpp"
 #include "../codec/dynamic_chain.hpp"
 #include "../corruption.hpp"
 #include "../exec/executor.hpp"
@@ -81,14 +82,16 @@ public:
     using executor_type = Executor;
     using limits_type = Limits;
 
-    array_core(Store store, std::string path, array_metadata meta, Executor exec, Limits limits)
+    array_core(Store store, std::string path, array_metadata meta, Executor exec, Limits limits,
+               codec_registry registry = {})
         : m_store(std::move(store))
         , m_path(std::move(path))
         , m_meta(std::move(meta))
         , m_exec(std::move(exec))
         , m_limits(std::move(limits))
         , m_lv(limit_values::from(m_limits))
-        , m_chain(bind_chain<chain_type>(m_meta, m_lv))
+        , m_registry(std::move(registry))
+        , m_chain(bind_chain<chain_type>(m_meta, m_lv, m_registry))
     {
         if (m_meta.rectilinear)
         {
@@ -97,8 +100,10 @@ public:
         }
     }
 
-    /// Open the array at `path` (any dtype/rank; the typed facade checks those).
-    static std::shared_ptr<array_core> open(const Store& store, std::string_view path, Executor exec, Limits limits)
+    /// Open the array at `path` (any dtype/rank; the typed facade checks those); its chain knows
+    /// the user codecs of `registry` besides the built-ins.
+    static std::shared_ptr<array_core> open(const Store& store, std::string_view path, Executor exec,
+                                            Limits limits, codec_registry registry = {})
     {
         const std::string p = normalize_path(path);
         const limit_values lv = limit_values::from(limits);
@@ -116,40 +121,50 @@ public:
             throw e;
         }
         const std::string meta_key = join_key(p, node->zarr_format == 3 ? "zarr.json" : ".zarray");
-        return with_key_context(meta_key, [&] {
-            return std::make_shared<array_core>(store, p, std::move(node->array), std::move(exec), std::move(limits));
-        });
+        return with_key_context(meta_key,
+                                [&]
+                                {
+                                    return std::make_shared<array_core>(store, p, std::move(node->array),
+                                                                        std::move(exec), std::move(limits),
+                                                                        std::move(registry));
+                                });
     }
 
     /// Create a v3 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
     static std::shared_ptr<array_core> create(Store& store, std::string_view path, dtype_id dtype,
-                                              const v3_options& o, Executor exec, Limits limits)
+                                              const v3_options& o, Executor exec, Limits limits,
+                                              codec_registry registry = {})
     {
         const std::string p = normalize_path(path);
         array_metadata m = make_v3_metadata(join_key(p, "zarr.json"), dtype, o);
-        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits));
+        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits),
+                                    std::move(registry));
     }
 
     /// Create a v2 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
     static std::shared_ptr<array_core> create(Store& store, std::string_view path, dtype_id dtype,
-                                              const v2_options& o, Executor exec, Limits limits)
+                                              const v2_options& o, Executor exec, Limits limits,
+                                              codec_registry registry = {})
     {
         const std::string p = normalize_path(path);
         array_metadata m = make_v2_metadata(join_key(p, ".zarray"), dtype, o);
-        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits));
+        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits),
+                                    std::move(registry));
     }
 
     /// Create an array from validated metadata (make_v3_metadata / make_v2_metadata, or
     /// parse_v3_array / parse_v2_array of a document a caller wrote): replace a node at the path when
     /// `overwrite`, add the groups above it, write the document.
-    static std::shared_ptr<array_core> create_from_metadata(Store& store, std::string_view path, array_metadata m,
-                                                            bool overwrite, Executor exec, Limits limits)
+    static std::shared_ptr<array_core> create_from_metadata(Store& store, std::string_view path,
+                                                            array_metadata m, bool overwrite, Executor exec,
+                                                            Limits limits, codec_registry registry = {})
     {
         const std::string p = normalize_path(path);
         const int format = m.zarr_format;
         const std::string meta_key = join_key(p, format == 3 ? "zarr.json" : ".zarray");
         auto core = with_key_context(
-            meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, overwrite); });
+            meta_key,
+            [&] { return prepare_create(store, p, std::move(m), exec, limits, overwrite, registry); });
         if (format == 3)
         {
             // Write the codec configurations as the bound codecs state them (defaults filled in).
@@ -203,7 +218,10 @@ public:
 
     /// This array as its metadata is stored now (another handle or process may have resized it or
     /// replaced its attributes since this core was made), with the same store and policies.
-    std::shared_ptr<array_core> reopened() const { return open(m_store, m_path, m_exec, m_limits); }
+    std::shared_ptr<array_core> reopened() const
+    {
+        return open(m_store, m_path, m_exec, m_limits, m_registry);
+    }
 
     /// A core like this one whose shape is `shape`; nothing is written (see commit_metadata). A
     /// shape whose size in elements or bytes cannot be represented is array.8.
@@ -246,7 +264,7 @@ public:
                                                                 format_extents(shape.data(), shape.size()) +
                                                                 " is not representable: " + e.what());
         }
-        return std::make_shared<array_core>(m_store, m_path, std::move(m), m_exec, m_limits);
+        return std::make_shared<array_core>(m_store, m_path, std::move(m), m_exec, m_limits, m_registry);
     }
 
     /// Write this core's metadata document (the one step of resize and append readers can see:
@@ -358,6 +376,8 @@ public:
     const array_metadata& metadata() const noexcept { return m_meta; }
     const chain_type& chain() const noexcept { return m_chain; }
     const limit_values& limits() const noexcept { return m_lv; }
+    /// The user codecs this array's chain was built with (empty: the built-ins only).
+    const codec_registry& registry() const noexcept { return m_registry; }
     io_counters& counters() noexcept { return m_counters; }
     IndexCache& index_cache() noexcept { return m_cache; }
 
@@ -389,6 +409,7 @@ private:
     Executor m_exec;
     Limits m_limits;
     limit_values m_lv;
+    codec_registry m_registry; // before m_chain, which is bound with it
     chain_type m_chain;
     std::unique_ptr<kernel::shaped_chains<chain_type>> m_shaped; // rectilinear grids only
     io_counters m_counters;
@@ -447,7 +468,8 @@ private:
     }
 
     static std::shared_ptr<array_core> prepare_create(Store& store, const std::string& p, array_metadata m,
-                                                      Executor& exec, Limits& limits, bool overwrite)
+                                                      Executor& exec, Limits& limits, bool overwrite,
+                                                      const codec_registry& registry)
     {
         const limit_values lv = limit_values::from(limits);
         if (peek_node_kind(store, p, lv))
@@ -461,7 +483,8 @@ private:
             }
             erase_node(store, p);
         }
-        return std::make_shared<array_core>(store, p, std::move(m), std::move(exec), std::move(limits));
+        return std::make_shared<array_core>(store, p, std::move(m), std::move(exec), std::move(limits),
+                                            registry);
     }
 };
 

@@ -5,14 +5,17 @@
  */
 #pragma once
 
+#include "../codec/codec_registry.hpp"
 #include "../codec/concepts.hpp"
 #include "array_metadata.hpp"
 
 namespace zarrxt
 {
 
-/// The context a chain for the chunks of an array is bound to.
-inline codec::codec_context context_of(const array_metadata& m, const limit_values& limits)
+/// The context a chain for the chunks of an array is bound to; `registry`: the user codecs a
+/// dynamic chain knows besides the built-ins (codec_registry.hpp).
+inline codec::codec_context context_of(const array_metadata& m, const limit_values& limits,
+                                       const codec_registry& registry = {})
 {
     codec::codec_context ctx;
     ctx.dtype = m.dtype;
@@ -23,14 +26,15 @@ inline codec::codec_context context_of(const array_metadata& m, const limit_valu
     ctx.chunk_shape = dims(m.chunk_shape);
     ctx.fill = m.fill;
     ctx.limits = limits;
+    ctx.registry = registry.table();
     return ctx;
 }
 
 /// Build and validate the codec chain of an array: `dynamic_chain` or a static `chain<...>`.
 template <class Chain>
-Chain bind_chain(const array_metadata& m, const limit_values& limits)
+Chain bind_chain(const array_metadata& m, const limit_values& limits, const codec_registry& registry = {})
 {
-    return Chain::from_specs(m.codecs, context_of(m, limits));
+    return Chain::from_specs(m.codecs, context_of(m, limits, registry));
 }
 
 } // namespace zarrxt

@@ -128,6 +128,7 @@ sharding_indexed<InnerChain, IndexChain, IndexCache>::from_json(const json& cfg,
     index_ctx.chunk_shape.push_back(2);
     index_ctx.fill = fill_value::of(shard_index::missing);
     index_ctx.limits = ctx.limits;
+    index_ctx.registry = ctx.registry; // the array's user codecs hold for the index chain too
     // The index has its own cap: check it before binding the index chain (16 bytes per entry
     // decoded), and hold the chain's codecs, whose decoded size is the index, to that cap.
     check_limit("max_shard_index_bytes", zarrxt::detail::checked_mul(s.m_count, 16, "shard index bytes"),

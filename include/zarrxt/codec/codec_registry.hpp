@@ -1,0 +1,101 @@
+/** @file codec/codec_registry.hpp
+ *  `codec_registry`: the user codecs a metadata-built chain (`dynamic_chain`) knows besides the
+ *  built-ins, passed as a value where arrays are opened or created. There is no global table and
+ *  nothing to register at static-initialisation time: two arrays opened with different registries
+ *  in one program each see their own codecs.
+ *
+ *  `reg.add<C>()` takes any codec type meeting one of the three codec concepts (codec/concepts.hpp);
+ *  its `name` (and `aliases`) are what metadata names it by, its `from_json` builds it, its kind tag
+ *  says where it may stand in a chain. It is held behind the same type-erased interfaces as the
+ *  built-ins (dynamic_chain.hpp), so it decodes and encodes exactly as it would in a static chain.
+ *
+ *  Lookup: the registry first, then the built-ins (codec/registry.hpp). A user codec named like a
+ *  built-in therefore replaces it for the arrays opened with that registry (e.g. a faster zstd),
+ *  and a later `add` of a name replaces an earlier one. The registry reaches every chain built from
+ *  the array's codec_context, so a shard's inner and index chains see it too.
+ *
+ *  A registry is cheap to copy: its entries are shared and never changed once made; `add` makes a
+ *  new table, so copies taken before it keep the codecs they had.
+ */
+#pragma once
+
+#include "../detail/json.hpp"
+#include "codec_spec.hpp"
+#include "concepts.hpp"
+#include "dynamic_chain.hpp"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace zarrxt
+{
+
+/******************
+ * codec_registry *
+ ******************/
+
+class codec_registry
+{
+public:
+    /// An empty registry: the built-ins only.
+    codec_registry() = default;
+
+    /// Add codec type C (a later add of the same name replaces the earlier one). Returns *this.
+    template <class C>
+    codec_registry& add();
+
+    /// The names of the registered codecs, in the order they were added.
+    std::vector<std::string> names() const;
+    bool empty() const noexcept { return !m_table || m_table->entries.empty(); }
+
+    /// The shared table a codec_context carries (null when empty).
+    const std::shared_ptr<const codec::detail::registry_table>& table() const noexcept { return m_table; }
+
+private:
+    std::shared_ptr<const codec::detail::registry_table> m_table;
+};
+
+/******************
+ * implementation *
+ ******************/
+
+template <class C>
+codec_registry& codec_registry::add()
+{
+    static_assert(codec::any_codec<C>,
+                  "codec_registry::add<C>: C must meet array_to_array_codec, array_to_bytes_codec or "
+                  "bytes_to_bytes_codec (see docs/concepts/codec.md)");
+    auto next = std::make_shared<codec::detail::registry_table>();
+    if (m_table)
+    {
+        for (const auto& e : m_table->entries)
+        {
+            // A name C answers to is taken over by C (its aliases too).
+            if (!codec::name_matches<C>(e.name))
+            {
+                next->entries.push_back(e);
+            }
+        }
+    }
+    next->entries.push_back(codec::detail::registry_entry{
+        std::string(C::name), codec::kind_rank<C>(), &codec::name_matches<C>, &codec::detail::try_make<C>});
+    m_table = std::move(next);
+    return *this;
+}
+
+inline std::vector<std::string> codec_registry::names() const
+{
+    std::vector<std::string> out;
+    if (m_table)
+    {
+        for (const auto& e : m_table->entries)
+        {
+            out.push_back(e.name);
+        }
+    }
+    return out;
+}
+
+} // namespace zarrxt
