@@ -115,7 +115,72 @@ void check_stored_chunks(const zx::memory_store& s, const std::vector<std::vecto
     CHECK(checked > 0);
 }
 
+/// A user bytes->bytes codec (XOR with 0x33): the chains bound per chunk shape must know the
+/// array's user codecs too.
+struct rect_xor_codec
+{
+    using codec_kind = zx::codec::bytes_to_bytes_tag;
+    static constexpr std::string_view name = "test.rect_xor";
+
+    static rect_xor_codec from_json(const zx::json&, const zx::codec::codec_context&) { return {}; }
+    zx::json to_json() const { return zx::json::object(); }
+    std::optional<std::size_t> encoded_size(std::size_t n) const { return n; }
+    void encode(zx::byte_view in, zx::buffer& out) const
+    {
+        zx::buffer r(in.size());
+        for (std::size_t i = 0; i < in.size(); ++i)
+        {
+            r.data()[i] = in[i] ^ std::byte{0x33};
+        }
+        out = std::move(r);
+    }
+    zx::mutable_byte_view decode(zx::mutable_byte_view in, zx::buffer&, const zx::codec::decode_hint&) const
+    {
+        for (auto& b : in)
+        {
+            b ^= std::byte{0x33};
+        }
+        return in;
+    }
+};
+
 } // namespace
+
+TEST_CASE("rectilinear: user codecs of the array's registry reach every chunk shape")
+{
+    zx::codec_registry reg;
+    reg.add<rect_xor_codec>();
+    zx::memory_store s;
+    zx::v3_options o;
+    o.shape = {7, 5};
+    o.chunk_edges = {{2, 5}, {1, 4}};
+    o.codecs = {zx::codec::bytes{}, zx::codec_spec("test.rect_xor")};
+    const tensor2 data = make_data<std::int32_t, 2>({7, 5});
+    zx::create<std::int32_t, 2>(s, "a", o, reg).write({{0, 0}, {7, 5}}, data);
+    CHECK(tensors_equal(zx::open<std::int32_t, 2>(s, "a", reg).read(), data));
+    // Chunk (1, 1) is 5 x 4: its stored bytes are the little-endian values XORed with 0x33.
+    const auto stored = zx::get(s, "a/c/1/1");
+    REQUIRE(stored.has_value());
+    REQUIRE(stored->size() == 5 * 4 * 4);
+    bool same = true;
+    for (std::size_t y = 0; y < 5; ++y)
+    {
+        for (std::size_t x = 0; x < 4; ++x)
+        {
+            std::int32_t v = data(2 + y, 1 + x);
+            unsigned char le[4];
+            std::memcpy(le, &v, 4);
+            for (std::size_t k = 0; k < 4; ++k)
+            {
+                same = same &&
+                       std::to_integer<unsigned char>(stored->data()[(y * 4 + x) * 4 + k]) == (le[k] ^ 0x33);
+            }
+        }
+    }
+    CHECK(same);
+    expect_error<zx::metadata_error>([&] { zx::open<std::int32_t, 2>(s, "a"); }, "zarrxt.metadata.11",
+                                     "a/zarr.json");
+}
 
 TEST_CASE("rectilinear: the specification's example expands as it states")
 {
@@ -371,6 +436,18 @@ TEST_CASE("rectilinear: hostile and invalid grids are typed errors")
             zx::parse_v3_array(rect_doc({6, 6}, bare));
         },
         "zarrxt.metadata.2", "");
+    // An empty list on an axis of length 0 (nothing to cover), and a run of no chunks.
+    const auto empty = parse(zx::json::parse("[[], [[4, 0], 6]]"), {0, 6});
+    CHECK(empty.grid_shape() == std::vector<std::uint64_t>{0, 1});
+    {
+        zx::memory_store s0;
+        s0.set("a/zarr.json",
+               zx::as_bytes(rect_doc({0, 6}, rect_grid(zx::json::parse("[[], [[4, 0], 6]]"))).dump()));
+        auto a = zx::open<std::int32_t, 2>(s0, "a");
+        CHECK(a.read().size() == 0);
+        // Growing it needs edges the grid does not have (an empty list has no last edge to repeat).
+        expect_error<zx::array_error>([&] { a.resize({3, 6}); }, "zarrxt.array.8", "a");
+    }
     // A billion chunks in one run is one run: parsed at once, looked up without expansion.
     const auto huge = parse(zx::json::parse("[[[1, 1000000000000]], 6]"), {999999999999, 6});
     CHECK(huge.grid_shape()[0] == 999999999999);

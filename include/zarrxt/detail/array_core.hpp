@@ -95,7 +95,8 @@ public:
     {
         if (m_meta.rectilinear)
         {
-            m_shaped = std::make_unique<kernel::shaped_chains<chain_type>>(m_meta, m_lv);
+            m_shaped = std::make_unique<kernel::shaped_chains<chain_type>>(m_meta.codecs,
+                                                                          context_of(m_meta, m_lv, m_registry));
             check_rectilinear_chains();
         }
     }

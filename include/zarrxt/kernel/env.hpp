@@ -15,7 +15,6 @@
 #include "../io_counters.hpp"
 #include "../limits.hpp"
 #include "../metadata/array_metadata.hpp"
-#include "../metadata/bind_chain.hpp"
 #include "../store/concepts.hpp"
 #include "io.hpp"
 
@@ -324,9 +323,10 @@ template <class Chain>
 class shaped_chains
 {
 public:
-    shaped_chains(const array_metadata& m, const limit_values& limits)
-        : m_specs(m.codecs)
-        , m_context(context_of(m, limits))
+    /// `base`: the context the array's own chain was bound to (its user codecs included).
+    shaped_chains(const std::vector<codec_spec>& specs, codec::codec_context base)
+        : m_specs(specs)
+        , m_context(std::move(base))
     {
     }
 

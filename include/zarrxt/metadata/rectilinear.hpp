@@ -155,6 +155,10 @@ public:
         {
             return i / a.step;
         }
+        if (a.runs.empty())
+        {
+            return 0; // an empty list, allowed on an axis of length 0: no element to look up
+        }
         const auto it = std::upper_bound(a.runs.begin(), a.runs.end(), i,
                                          [](std::uint64_t v, const run& r) { return v < r.start; });
         const run& r = *(it - 1);
@@ -169,6 +173,10 @@ public:
         {
             return c * a.step;
         }
+        if (a.runs.empty())
+        {
+            return 0;
+        }
         const run& r = run_of(a, c);
         return r.start + (c - r.first) * r.edge;
     }
@@ -177,7 +185,11 @@ public:
     std::uint64_t edge(std::size_t d, std::uint64_t c) const noexcept
     {
         const axis& a = m_axes[d];
-        return a.step != 0 ? a.step : run_of(a, c).edge;
+        if (a.step != 0)
+        {
+            return a.step;
+        }
+        return a.runs.empty() ? 1 : run_of(a, c).edge;
     }
 
     /// The chunks along axis d that hold elements of an axis of `length`.
