@@ -234,8 +234,11 @@ TEST_CASE("rectilinear: every stored chunk holds the part its edges give it")
         {"crc32c", zx::json::parse(R"([{"name": "bytes", "configuration": {"endian": "little"}},
                                        {"name": "crc32c"}])")},
     };
-    for (const auto& [name, codecs] : layouts)
+    for (const auto& layout : layouts)
     {
+        // Named locals, not a structured binding: clang 14 cannot capture one (CAPTURE, lambdas).
+        const std::string& name = layout.first;
+        const auto& codecs = layout.second;
         CAPTURE(name);
         zx::memory_store s;
         zx::v3_options o;
@@ -269,8 +272,11 @@ TEST_CASE("rectilinear: random region writes and reads equal an in-memory model"
         {"zstd", {zx::codec::bytes{}, zx::codec_spec("zstd", {{"level", 1}})}},
         {"sharded", {zx::sharded({4, 3}, {zx::codec::bytes{}, zx::codec_spec("zstd", {{"level", 1}})})}},
     };
-    for (const auto& [name, codecs] : layouts)
+    for (const auto& layout : layouts)
     {
+        // Named locals, not a structured binding: clang 14 cannot capture one (CAPTURE, lambdas).
+        const std::string& name = layout.first;
+        const auto& codecs = layout.second;
         CAPTURE(name);
         zx::memory_store s;
         zx::v3_options o;
@@ -558,8 +564,10 @@ TEST_CASE("rectilinear: zarr-python's documents (corpus) read edge by edge as th
             {"with_rle_pair", {{60, 30}, {{10, 10, 10, 10, 10, 5, 5}, {15, 15}}}},
         };
     REQUIRE(cases.size() == want.size());
-    for (const auto& [name, grid] : cases.items())
+    for (const auto& item : cases.items())
     {
+        const std::string name = item.key();
+        const zx::json& grid = item.value();
         CAPTURE(name);
         REQUIRE(want.count(name) == 1);
         zx::json doc = rect_doc(want.at(name).first, grid);
