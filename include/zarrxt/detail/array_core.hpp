@@ -430,10 +430,20 @@ private:
         for (std::size_t d = 0; d < grid.rank() && bound < 1024; ++d)
         {
             std::vector<std::uint64_t> seen;
-            for (std::uint64_t c = 0; c < counts[d] && bound < 1024;)
+            // A regular axis has one edge; else one per run whose chunks hold elements.
+            const auto& a = grid.axis_at(d);
+            std::vector<std::uint64_t> edges;
+            if (a.step != 0 && counts[d] > 0)
             {
-                const std::uint64_t e = grid.edge(d, c);
-                if (std::find(seen.begin(), seen.end(), e) == seen.end())
+                edges.push_back(a.step);
+            }
+            for (std::size_t k = 0; k < a.runs.size() && a.runs[k].first < counts[d]; ++k)
+            {
+                edges.push_back(a.runs[k].edge);
+            }
+            for (const std::uint64_t e : edges)
+            {
+                if (bound < 1024 && std::find(seen.begin(), seen.end(), e) == seen.end())
                 {
                     seen.push_back(e);
                     dims shape(m_meta.chunk_shape);
@@ -441,16 +451,6 @@ private:
                     m_shaped->get(shape);
                     ++bound;
                 }
-                // Next run: a regular axis has one edge; runs are skipped whole.
-                const auto& a = grid.axis_at(d);
-                if (a.step != 0)
-                {
-                    break;
-                }
-                const auto it = std::upper_bound(a.runs.begin(), a.runs.end(), c,
-                                                 [](std::uint64_t v, const rectilinear_grid::run& r)
-                                                 { return v < r.first; });
-                c = it == a.runs.end() ? counts[d] : it->first;
             }
         }
     }
