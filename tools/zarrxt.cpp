@@ -749,6 +749,10 @@ std::string format_value(const zx::data_type& type, const std::byte* p)
             }
             return out + "}";
         }
+        case zx::dtype_id::user:
+            // The type's own text: its fill value form (the tool has no registry of its own, so
+            // this is reached only through a program that passes one).
+            return type.user ? type.user->fill_to_json(p).dump() : "?";
     }
     return "?";
 }
@@ -1021,7 +1025,7 @@ int cmd_hash(const std::vector<std::string>& argv)
     auto a = zx::open_any(s, "");
     zarrxt_tool::sha256 h;
     const std::size_t width = a.metadata().element_size();
-    const std::size_t word = zx::info(a.dtype()).word;
+    const std::size_t word = a.metadata().dtype.swap_word();
     const std::uint64_t rows = a.shape().empty() ? 1 : a.chunk_shape()[0];
     for_each_slab(a, rows,
                   [&](std::byte* p, std::uint64_t n)

@@ -351,7 +351,9 @@ void put_shape(const std::vector<std::uint64_t>& shape, std::uint64_t* out, std:
 std::optional<zx::dtype_id> dtype_of_c(int d)
 {
     const int i = d - 1;
-    if (i < 0 || i >= static_cast<int>(zx::dtype_table.size()))
+    // A user data type lives in a C++ program's codec_registry, which the C API has no way to hold.
+    if (i < 0 || i >= static_cast<int>(zx::dtype_table.size()) ||
+        static_cast<zx::dtype_id>(i) == zx::dtype_id::user)
     {
         return std::nullopt;
     }

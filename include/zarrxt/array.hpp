@@ -51,6 +51,36 @@ constexpr dtype_id nominal_dtype() noexcept
         return dtype_of<T>();
     }
 }
+
+/// The name of user data type T (empty for every other type).
+template <class T>
+constexpr std::string_view user_type_name() noexcept
+{
+    if constexpr (requires { dtype_traits<T>::name; })
+    {
+        return dtype_traits<T>::name;
+    }
+    else
+    {
+        return {};
+    }
+}
+
+/// `registry` with T's user data type added when T is one (opening as array<T, N> says the type).
+template <class T>
+codec_registry with_element_dtype(const codec_registry& registry)
+{
+    if constexpr (is_user(nominal_dtype<T>()))
+    {
+        codec_registry r = registry;
+        r.add_dtype<T>();
+        return r;
+    }
+    else
+    {
+        return registry;
+    }
+}
 } // namespace detail
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -61,6 +91,10 @@ class array
                   "float, double, std::complex<float|double>, std::chrono::sys_time<D>, "
                   "std::chrono::duration<std::int64_t, P>), std::string, a struct described by "
                   "ZARRXT_RECORD, or have a zarrxt::dtype_traits specialisation");
+    static_assert(
+        detail::nominal_dtype<T>() != dtype_id::user || user_element_type<T>,
+        "zarrxt::array<T, N>: a user data type's dtype_traits must state name, fill_from_json(json) -> T "
+        "and fill_to_json(T) -> json (user_dtype.hpp)");
     static_assert(N <= max_rank, "zarrxt::array<T, N>: N exceeds zarrxt::max_rank (32)");
     static_assert(!is_time(detail::nominal_dtype<T>()) || time_unit_for<T>().has_value(),
                   "zarrxt::array<T, N>: the period of this std::chrono type is no numpy time unit (a whole "
@@ -84,10 +118,14 @@ public:
     /// A struct described as a record (record.hpp): the v2 structured / v3 struct types.
     static constexpr bool is_record = record_type<T>;
     static constexpr dtype_id dtype = detail::nominal_dtype<T>();
+    /// A user data type (user_dtype.hpp): T's dtype_traits describes it; opening and creating add
+    /// it to the registry the array is opened with.
+    static constexpr bool is_user_type = is_user(dtype);
     /// The element type as messages name it.
-    static constexpr std::string_view type_name = is_string   ? std::string_view("std::string")
-                                                  : is_record ? std::string_view("a record struct")
-                                                              : name(dtype);
+    static constexpr std::string_view type_name = is_string      ? std::string_view("std::string")
+                                                  : is_record    ? std::string_view("a record struct")
+                                                  : is_user_type ? detail::user_type_name<T>()
+                                                                 : name(dtype);
 
     /// Adopt an untyped core after checking its dtype and rank (used by open, create and visit).
     explicit array(std::shared_ptr<core_type> core, array_settings settings = {});
@@ -137,6 +175,12 @@ public:
         {
             T v{};
             unpack_record(m_core->metadata().fill.data(), v);
+            return v;
+        }
+        else if constexpr (is_user_type)
+        {
+            T v;
+            std::memcpy(&v, m_core->metadata().fill.data(), sizeof(T));
             return v;
         }
         else if constexpr (is_string)
@@ -459,6 +503,12 @@ array<T, N, Codecs, Store, IndexCache, Executor, Limits>::array(std::shared_ptr<
     // A time array is also readable as its raw int64 counts (NaT is then zarrxt::nat).
     const bool raw_counts = dtype == dtype_id::int64 && is_time(m.dtype);
     bool matches = is_string ? is_string_like(m.dtype) : m.dtype == dtype || raw_counts;
+    if constexpr (is_user_type)
+    {
+        // A user type is its name and size, not its kind.
+        matches =
+            matches && m.dtype.user && m.dtype.user->name == type_name && m.dtype.user->size == sizeof(T);
+    }
     if constexpr (is_record)
     {
         // The struct's fields, in order, with their types; the stored byte orders do not matter.
@@ -501,7 +551,8 @@ template <class T, std::size_t N, class Codecs, class Store, class IndexCache, c
 auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(const Store& store, std::string_view path,
                                                                     Executor exec, Limits limits) -> array
 {
-    return array(core_type::open(store, path, std::move(exec), std::move(limits)));
+    return array(core_type::open(store, path, std::move(exec), std::move(limits),
+                                 detail::with_element_dtype<T>(codec_registry{})));
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -509,7 +560,8 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::open(const Store&
                                                                     const codec_registry& registry,
                                                                     Executor exec, Limits limits) -> array
 {
-    return array(core_type::open(store, path, std::move(exec), std::move(limits), registry));
+    return array(core_type::open(store, path, std::move(exec), std::move(limits),
+                                 detail::with_element_dtype<T>(registry)));
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>
@@ -542,7 +594,18 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
                                   " but the element type counts " + to_string(*time_unit_for<T>()));
         }
     }
-    dtype_id stored = dtype;
+    data_type stored(dtype);
+    if constexpr (is_user_type)
+    {
+        if constexpr (std::is_same_v<Options, v2_options>)
+        {
+            throw metadata_error(metadata_errc::unsupported_dtype,
+                                 "create: the user data type \"" + std::string(type_name) +
+                                     "\" has no Zarr v2 (numpy) data type; use Zarr v3");
+        }
+        stored.user = make_user_dtype<T>();
+        stored.fixed_size = sizeof(T);
+    }
     if constexpr (is_record)
     {
         if (options.fields.empty())
@@ -571,9 +634,9 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::create_with(Store
         }
         stored = options.string->id;
     }
-    return array(
-        core_type::create(store, path, stored, options, std::move(exec), std::move(limits), registry),
-        array_settings{.write_empty_chunks = options.write_empty_chunks});
+    return array(core_type::create(store, path, stored, options, std::move(exec), std::move(limits),
+                                   detail::with_element_dtype<T>(registry)),
+                 array_settings{.write_empty_chunks = options.write_empty_chunks});
 }
 
 template <class T, std::size_t N, class Codecs, class Store, class IndexCache, class Executor, class Limits>

@@ -9,6 +9,9 @@
  *  array->bytes codecs turn a chunk of fixed-size vlen_element handles into offsets and bytes
  *  (vlen.hpp), so no kernel has a case per type.
  *
+ *  A user data type (user_dtype.hpp) is the kind `user` with its description in `user`; its
+ *  element size is `fixed_size`, as a record's is.
+ *
  *  A data_type converts to its dtype_id, so code that only needs the kind (`switch`, `name()`,
  *  `is_vlen()`, comparisons with a dtype_id) reads it as before; two data_types compare equal when
  *  every parameter does.
@@ -19,6 +22,7 @@
 #include "detail/endian.hpp"
 #include "dtype.hpp"
 #include "time_unit.hpp"
+#include "user_dtype.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +44,7 @@ struct data_type
     time_unit unit{};                 ///< datetime64 / timedelta64: the unit of the stored counts
     std::size_t fixed_size = 0;       ///< fixed-width strings and records: bytes per element
     std::vector<record_field> fields; ///< records: the fields, laid out (offsets and sizes set)
+    std::shared_ptr<const user_dtype> user; ///< user data types: the registry's description
 
     data_type() = default;
     /// A kind without parameters (the numeric types, bool, string, bytes): implicit, so that a
@@ -51,15 +56,15 @@ struct data_type
     /// The kind: implicit, so `switch (m.dtype)` and `name(m.dtype)` read the kind.
     operator dtype_id() const noexcept { return id; } // NOLINT(google-explicit-constructor)
 
-    /// The Zarr v3 name ("int16", "struct", "string", ...).
-    std::string_view name() const noexcept { return zarrxt::name(id); }
+    /// The Zarr v3 name ("int16", "struct", "string", ..., a user type's own).
+    std::string_view name() const noexcept { return user ? std::string_view(user->name) : zarrxt::name(id); }
     /// Bytes of one element as the kernels move it (a vlen_element for the variable-length types).
     std::size_t size() const noexcept { return element_size_of(id, fixed_size); }
     /// True for the variable-length types, whose values have no fixed size (vlen.hpp).
     bool variable() const noexcept { return is_vlen(id); }
     /// The unit in which a stored element is byte-swapped (1: never); a record's fields each have
     /// their own (record_swap_runs).
-    std::size_t swap_word() const noexcept { return info(id).word; }
+    std::size_t swap_word() const noexcept { return user ? user->word : info(id).word; }
 
     /// Same kind (the parameters aside). Declared so that `t == dtype_id::x` is not ambiguous
     /// between the two implicit conversions.
@@ -87,6 +92,13 @@ struct record_field
     friend bool operator==(const record_field&, const record_field&) = default;
 };
 
+/// The name of a data type as documents and messages give it (a user type's own name; the kind's
+/// for every other). Chosen over name(dtype_id) for a data_type argument.
+inline std::string_view name(const data_type& t) noexcept
+{
+    return t.name();
+}
+
 inline data_type::data_type(dtype_id kind)
     : id(kind)
 {
@@ -102,7 +114,12 @@ inline data_type::data_type(dtype_id kind, time_unit u, std::size_t size, std::v
 
 inline bool operator==(const data_type& a, const data_type& b)
 {
-    return a.id == b.id && a.unit == b.unit && a.fixed_size == b.fixed_size && a.fields == b.fields;
+    const bool same_user =
+        a.user == b.user ||
+        (a.user && b.user && a.user->name == b.user->name && a.user->size == b.user->size &&
+         a.user->word == b.user->word && a.user->configuration == b.user->configuration);
+    return a.id == b.id && a.unit == b.unit && a.fixed_size == b.fixed_size && a.fields == b.fields &&
+           same_user;
 }
 
 } // namespace zarrxt

@@ -61,6 +61,9 @@ enum class dtype_id : std::uint8_t
     float8_e5m2,
     float8_e5m2fnuz,
     float8_e8m0fnu,
+    /// A type a program describes and passes in a codec_registry (user_dtype.hpp): v3 only, a
+    /// fixed-size block of bytes to zarrxt; its name and size are the array's (data_type::user).
+    user,
 };
 
 /// Everything untyped code needs to know about a data type.
@@ -75,7 +78,7 @@ struct dtype_info
     std::size_t word;         ///< width of the unit that is byte-swapped (complex: half the size)
 };
 
-inline constexpr std::array<dtype_info, 29> dtype_table{{
+inline constexpr std::array<dtype_info, 30> dtype_table{{
     {dtype_id::bool_, "bool", 'b', 1, 1},
     {dtype_id::int8, "int8", 'i', 1, 1},
     {dtype_id::int16, "int16", 'i', 2, 2},
@@ -105,6 +108,7 @@ inline constexpr std::array<dtype_info, 29> dtype_table{{
     {dtype_id::float8_e5m2, "float8_e5m2", 0, 1, 1},
     {dtype_id::float8_e5m2fnuz, "float8_e5m2fnuz", 0, 1, 1},
     {dtype_id::float8_e8m0fnu, "float8_e8m0fnu", 0, 1, 1},
+    {dtype_id::user, "", 0, 0, 1}, // name, size and swap word are the user_dtype's
 }};
 
 constexpr const dtype_info& info(dtype_id id) noexcept
@@ -173,6 +177,12 @@ constexpr bool is_string_like(dtype_id id) noexcept
     return is_fixed_string(id) || is_vlen(id);
 }
 
+/// A user data type (user_dtype.hpp), whose name, size and swap word its description gives.
+constexpr bool is_user(dtype_id id) noexcept
+{
+    return id == dtype_id::user;
+}
+
 /// The largest fixed-width string element, in bytes: numpy's (and the v3 extensions') limit.
 inline constexpr std::size_t max_fixed_string_bytes = 2147483644;
 
@@ -180,7 +190,7 @@ inline constexpr std::size_t max_fixed_string_bytes = 2147483644;
 /// record array (their size is the array's, not the type's).
 constexpr std::size_t element_size_of(dtype_id id, std::size_t fixed_size) noexcept
 {
-    return is_fixed_string(id) || id == dtype_id::structured ? fixed_size : info(id).size;
+    return is_fixed_string(id) || id == dtype_id::structured || is_user(id) ? fixed_size : info(id).size;
 }
 
 /// The string type of a new array of std::string: numpy |S n or <U n, or one of the
@@ -237,7 +247,7 @@ inline std::optional<dtype_id> dtype_from_v3_name(std::string_view n) noexcept
     }
     for (const auto& d : dtype_table)
     {
-        if (d.v3_name == n)
+        if (d.v3_name == n && !d.v3_name.empty())
         {
             return d.id;
         }
@@ -254,6 +264,11 @@ inline std::string v2_typestr(dtype_id id, bool big_endian, const time_unit& uni
     if (is_vlen(id))
     {
         return "|O"; // the object codec (a filter) says which
+    }
+    if (is_user(id))
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "a user data type has no Zarr v2 (numpy) data type; use Zarr v3");
     }
     if (is_minifloat(id))
     {
@@ -363,6 +378,10 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
         case dtype_id::structured:
             throw dtype_mismatch("a record array has no built-in element type (read it as a described struct, "
                                  "or its packed records through any_array::read_bytes)");
+        case dtype_id::user:
+            throw dtype_mismatch(
+                "a user data type has no built-in element type (read it as its registered C++ "
+                "type, or its elements' bytes through any_array::read_bytes)");
         case dtype_id::bool_:
             return f(std::type_identity<bool>{});
         case dtype_id::int8:
@@ -421,7 +440,7 @@ decltype(auto) with_element_type(dtype_id id, F&& f)
 template <class F>
 bool with_arithmetic_type(dtype_id id, F&& f)
 {
-    if (is_time(id) || is_string_like(id) || id == dtype_id::structured || is_minifloat(id))
+    if (is_time(id) || is_string_like(id) || id == dtype_id::structured || is_minifloat(id) || is_user(id))
     {
         return false;
     }
@@ -535,7 +554,8 @@ concept element_type = requires
         dtype_traits<T>::id
         } -> std::convertible_to<dtype_id>;
 }
-&&std::is_trivially_copyable_v<T> && (sizeof(T) == info(dtype_traits<T>::id).size);
+&&std::is_trivially_copyable_v<T> &&
+    (sizeof(T) == info(dtype_traits<T>::id).size || dtype_traits<T>::id == dtype_id::user);
 
 template <class T>
 constexpr dtype_id dtype_of() noexcept
@@ -546,7 +566,7 @@ constexpr dtype_id dtype_of() noexcept
         "bfloat16, float8_*, "
         "std::complex<float|double>, std::chrono::sys_time<D> or std::chrono::duration<int64_t, P>, "
         "or specialise zarrxt::dtype_traits<T> for a type with the "
-        "same size and layout as one of them.");
+        "same size and layout as one of them, or describe a user data type (user_dtype.hpp).");
     return dtype_traits<T>::id;
 }
 

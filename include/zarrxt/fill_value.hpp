@@ -239,7 +239,7 @@ fill_value fill_value_of(const scalar& s, const data_type& type, int zarr_format
 namespace detail
 {
 
-[[noreturn]] inline void bad_fill(const json& j, dtype_id dtype, std::string_view why)
+[[noreturn]] inline void bad_fill(const json& j, const data_type& dtype, std::string_view why)
 {
     throw metadata_error(metadata_errc::invalid_fill_value, "fill_value " + j.dump() + " is not valid for " +
                                                                 std::string(name(dtype)) + ": " +
@@ -752,7 +752,8 @@ inline fill_value parse_fill_value(const json& j, const data_type& type, int zar
     const std::size_t fixed_size = type.fixed_size;
     fill_value f;
     std::byte* out = f.bytes.data();
-    if (is_fixed_string(dtype) || dtype == dtype_id::structured)
+    if (is_fixed_string(dtype) || dtype == dtype_id::structured ||
+        (is_user(dtype) && fixed_size > f.bytes.size()))
     {
         f.wide.assign(fixed_size, std::byte{0}); // a null fill reads as the empty string, a zero record
     }
@@ -763,10 +764,29 @@ inline fill_value parse_fill_value(const json& j, const data_type& type, int zar
             f.is_null = true;
             return f;
         }
-        detail::bad_fill(j, dtype, "null is only allowed in Zarr v2");
+        detail::bad_fill(j, type, "null is only allowed in Zarr v2");
     }
     switch (dtype)
     {
+        case dtype_id::user:
+            if (!type.user || type.user->size != fixed_size)
+            {
+                detail::bad_fill(j, type, "a user data type's fill value needs the type's description");
+            }
+            try
+            {
+                type.user->fill_from_json(j, f.wide.empty() ? f.bytes.data() : f.wide.data());
+            }
+            catch (const metadata_error&)
+            {
+                throw;
+            }
+            catch (const std::exception& e)
+            {
+                // The user's conversion refused it: the same error any other type's bad fill gives.
+                detail::bad_fill(j, type, e.what());
+            }
+            break;
         case dtype_id::fixed_bytes:
         case dtype_id::fixed_utf32:
             detail::parse_fixed_string_fill(j, dtype, fixed_size, f);
@@ -885,6 +905,13 @@ inline json fill_value_to_json(const fill_value& f, const data_type& type, int z
     }
     switch (dtype)
     {
+        case dtype_id::user:
+            if (!type.user)
+            {
+                throw metadata_error(metadata_errc::invalid_fill_value,
+                                     "a user data type's fill value needs the type's description");
+            }
+            return type.user->fill_to_json(f.data());
         case dtype_id::fixed_bytes:
         case dtype_id::fixed_utf32:
         {
@@ -997,9 +1024,9 @@ inline fill_value fill_value_of(const scalar& s, const data_type& type, int zarr
     const std::size_t fixed_size = type.fixed_size;
     if (s.empty())
     {
-        if (dtype == dtype_id::structured)
+        if (dtype == dtype_id::structured || (is_user(dtype) && fixed_size > fill_value{}.bytes.size()))
         {
-            fill_value f; // a zero record
+            fill_value f; // a zero record, a zero user element
             f.wide.assign(fixed_size, std::byte{0});
             return f;
         }

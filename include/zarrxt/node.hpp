@@ -94,9 +94,11 @@ void check_pre_final_draft(const S& s, const std::string& path, const limit_valu
 
 } // namespace detail
 
-/// The node at `path`, or nullopt when there is none.
+/// The node at `path`, or nullopt when there is none; a v3 array's data_type may name one of the
+/// user data types `user` (a codec_registry's dtypes()).
 template <readable_store S>
-std::optional<node_info> read_node(const S& s, const std::string& path, const limit_values& limits)
+std::optional<node_info> read_node(const S& s, const std::string& path, const limit_values& limits,
+                                   const user_dtype_set* user = nullptr)
 {
     node_info n;
     const std::string v3_key = join_key(path, "zarr.json");
@@ -107,7 +109,7 @@ std::optional<node_info> read_node(const S& s, const std::string& path, const li
             if (v3_node_type(*doc) == "array")
             {
                 n.kind = node_kind::array;
-                n.array = parse_v3_array(*doc);
+                n.array = parse_v3_array(*doc, user);
             }
             else
             {

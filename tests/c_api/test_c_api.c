@@ -227,6 +227,10 @@ static void test_numeric(zarrxt_store* store)
           ZARRXT_ERR_USAGE, "zarrxt.capi.1");
     FAILS(zarrxt_array_create_simple(store, "g3/x", 3, (zarrxt_dtype)99, 2, shape, chunks, 0, &a),
           ZARRXT_ERR_USAGE, "zarrxt.capi.1");
+    /* One past the last zarrxt_dtype: the C++ side's user data type, which C cannot describe. */
+    FAILS(zarrxt_array_create_simple(store, "g3/x", 3, (zarrxt_dtype)(ZARRXT_FLOAT8_E8M0FNU + 1), 2, shape,
+                                     chunks, 0, &a),
+          ZARRXT_ERR_USAGE, "zarrxt.capi.1");
     /* bfloat16 (its bits in a uint16_t) and a float8 type: v3 only. In a store of their own, so
      * that the hierarchy the later tests list stays as it is. */
     {

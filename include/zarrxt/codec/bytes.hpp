@@ -78,7 +78,7 @@ bytes<Mode> bytes<Mode>::from_json(const json& cfg, const codec_context& ctx)
                                      ", not bytes");
     }
     bytes b;
-    b.m_word = info(ctx.dtype).word;
+    b.m_word = ctx.dtype.swap_word();
     b.m_element_size = ctx.element_size();
     b.m_chunk_bytes = zarrxt::detail::to_size(
         zarrxt::detail::checked_mul(zarrxt::detail::checked_product(ctx.chunk_shape, "chunk elements"),

@@ -14,6 +14,10 @@
  *  and a later `add` of a name replaces an earlier one. The registry reaches every chain built from
  *  the array's codec_context, so a shard's inner and index chains see it too.
  *
+ *  It holds user data types too (`reg.add_dtype<T>()`, user_dtype.hpp): a v3 document whose
+ *  `data_type` names one opens with that registry, and a chain bound for such an array sees its
+ *  element size and swap word.
+ *
  *  A registry is cheap to copy: its entries are shared and never changed once made; `add` makes a
  *  new table, so copies taken before it keep the codecs they had.
  */
@@ -46,9 +50,24 @@ public:
     template <class C>
     codec_registry& add();
 
+    /// Add user data type T, the C++ element type whose dtype_traits describes it (user_dtype.hpp);
+    /// a later add of the same name replaces the earlier one. Returns *this.
+    template <class T>
+    codec_registry& add_dtype();
+
     /// The names of the registered codecs, in the order they were added.
     std::vector<std::string> names() const;
-    bool empty() const noexcept { return !m_table || m_table->entries.empty(); }
+    /// The names of the registered data types, in the order they were added.
+    std::vector<std::string> dtype_names() const;
+    bool empty() const noexcept
+    {
+        return !m_table || (m_table->entries.empty() && m_table->dtypes.entries.empty());
+    }
+    /// The user data types (null when there are none): what a document's data_type is parsed with.
+    const user_dtype_set* dtypes() const noexcept
+    {
+        return m_table && !m_table->dtypes.entries.empty() ? &m_table->dtypes : nullptr;
+    }
 
     /// The shared table a codec_context carries (null when empty).
     const std::shared_ptr<const codec::detail::registry_table>& table() const noexcept { return m_table; }
@@ -70,6 +89,7 @@ codec_registry& codec_registry::add()
     auto next = std::make_shared<codec::detail::registry_table>();
     if (m_table)
     {
+        next->dtypes = m_table->dtypes;
         for (const auto& e : m_table->entries)
         {
             // A name C answers to is taken over by C (its aliases too).
@@ -83,6 +103,43 @@ codec_registry& codec_registry::add()
         std::string(C::name), codec::kind_rank<C>(), &codec::name_matches<C>, &codec::detail::try_make<C>});
     m_table = std::move(next);
     return *this;
+}
+
+template <class T>
+codec_registry& codec_registry::add_dtype()
+{
+    static_assert(user_element_type<T>,
+                  "codec_registry::add_dtype<T>: dtype_traits<T> must describe a user data type: id "
+                  "dtype_id::user, a name, fill_from_json and fill_to_json (see user_dtype.hpp)");
+    auto d = make_user_dtype<T>();
+    auto next = std::make_shared<codec::detail::registry_table>();
+    if (m_table)
+    {
+        next->entries = m_table->entries;
+        for (const auto& e : m_table->dtypes.entries)
+        {
+            if (e->name != d->name)
+            {
+                next->dtypes.entries.push_back(e);
+            }
+        }
+    }
+    next->dtypes.entries.push_back(std::move(d));
+    m_table = std::move(next);
+    return *this;
+}
+
+inline std::vector<std::string> codec_registry::dtype_names() const
+{
+    std::vector<std::string> out;
+    if (m_table)
+    {
+        for (const auto& e : m_table->dtypes.entries)
+        {
+            out.push_back(e->name);
+        }
+    }
+    return out;
 }
 
 inline std::vector<std::string> codec_registry::names() const

@@ -244,6 +244,7 @@ struct registry_entry
 struct registry_table
 {
     std::vector<registry_entry> entries;
+    user_dtype_set dtypes; ///< the user data types (user_dtype.hpp)
 
     /// The entry for `name` (its name or an alias), or nullptr.
     const registry_entry* find(std::string_view name) const noexcept

@@ -112,7 +112,9 @@ inline packbits packbits::from_json(const json& cfg, const codec_context& ctx)
                 "\"padding_encoding\" must be \"none\", \"first_byte\" or \"last_byte\", got " + it->dump());
         }
     }
-    if (is_string_like(ctx.dtype) || is_time(ctx.dtype))
+    // Records and user types are bytes with no component width to pack (their table size is 0).
+    if (is_string_like(ctx.dtype) || is_time(ctx.dtype) || ctx.dtype == dtype_id::structured ||
+        is_user(ctx.dtype))
     {
         detail::bad_config(name, "packs numbers, not " + std::string(zarrxt::name(ctx.dtype)) + " values");
     }

@@ -108,7 +108,7 @@ public:
     {
         const std::string p = normalize_path(path);
         const limit_values lv = limit_values::from(limits);
-        auto node = read_node(store, p, lv);
+        auto node = read_node(store, p, lv, registry.dtypes());
         if (!node)
         {
             array_error e(array_errc::node_not_found, "no Zarr array or group at \"" + p + "\"");
@@ -132,7 +132,7 @@ public:
     }
 
     /// Create a v3 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
-    static std::shared_ptr<array_core> create(Store& store, std::string_view path, dtype_id dtype,
+    static std::shared_ptr<array_core> create(Store& store, std::string_view path, const data_type& dtype,
                                               const v3_options& o, Executor exec, Limits limits,
                                               codec_registry registry = {})
     {

@@ -199,7 +199,8 @@ inline std::vector<codec_spec> vlen_codecs(std::vector<codec_spec> codecs, dtype
 
 /// The metadata of a new v3 array of `dtype`. `document_key` (the zarr.json to be written) names
 /// the document in errors about its content, as opening it would.
-inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id dtype, const v3_options& o)
+inline array_metadata make_v3_metadata(const std::string& document_key, const data_type& dtype,
+                                       const v3_options& o)
 {
     array_metadata m;
     m.zarr_format = 3;
@@ -227,9 +228,20 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
                                      settle_rectilinear(m);
                                  });
     }
-    m.dtype.id = dtype;
+    m.dtype.id = dtype.id;
     m.dtype.unit = detail::unit_of_new_array(dtype, o.unit, o.fill_value);
     detail::size_new_array(document_key, m.dtype, o.string, o.fields);
+    if (is_user(dtype))
+    {
+        if (!dtype.user)
+        {
+            throw array_error(array_errc::invalid_argument,
+                              "a user data type needs its description (create the array as array<T, N> of "
+                              "the user's element type T, or give the data_type with its user_dtype)");
+        }
+        m.dtype.user = dtype.user;
+        m.dtype.fixed_size = dtype.user->size;
+    }
     m.key_encoding = {o.v2_chunk_key_encoding ? chunk_key_encoding::kind::v2
                                               : chunk_key_encoding::kind::default_,
                       o.separator};
@@ -242,7 +254,14 @@ inline array_metadata make_v3_metadata(const std::string& document_key, dtype_id
                                     [&]
                                     {
                                         const json doc = make_v3_array_document(m);
-                                        return parse_v3_array(doc); // the same validation a reader applies
+                                        // The same validation a reader applies (with the
+                                        // array's own user type, when it has one).
+                                        user_dtype_set user;
+                                        if (m.dtype.user)
+                                        {
+                                            user.entries.push_back(m.dtype.user);
+                                        }
+                                        return parse_v3_array(doc, &user);
                                     });
 }
 

@@ -40,8 +40,9 @@ inline bool is_pre_final_v3_document(const json& doc)
                          "implementation");
 }
 
-/// Parse a v3 array document (already a JSON value).
-ZARRXT_DECL array_metadata parse_v3_array(const json& doc);
+/// Parse a v3 array document (already a JSON value); a data_type zarrxt does not know is looked up
+/// among the user data types `user` (a codec_registry's dtypes(), user_dtype.hpp).
+ZARRXT_DECL array_metadata parse_v3_array(const json& doc, const user_dtype_set* user = nullptr);
 ZARRXT_DECL group_metadata parse_v3_group(const json& doc);
 /// The node type a zarr.json declares ("array" / "group"), after the version check.
 ZARRXT_DECL std::string v3_node_type(const json& doc);
@@ -130,8 +131,49 @@ ZARRXT_DECL std::size_t parse_v3_fixed_size(const json& dt, dtype_id id)
 }
 
 /// A data_type member (the array's, or a record field's): a name, or {name, configuration} for
-/// the types that need one (times, fixed-width strings, records).
-ZARRXT_DECL data_type parse_v3_data_type(const json& dt);
+/// the types that need one (times, fixed-width strings, records); a name zarrxt does not know is
+/// looked up among `user` (record fields are parsed without: a user type is no field type).
+ZARRXT_DECL data_type parse_v3_data_type(const json& dt, const user_dtype_set* user = nullptr);
+
+/// ", and the user data types a, b" for an unsupported-type message.
+ZARRXT_DECL std::string describe_user_dtypes(const user_dtype_set* user)
+{
+    std::string out;
+    if (user)
+    {
+        for (const auto& e : user->entries)
+        {
+            out += (out.empty() ? "; registered user types: " : ", ") + e->name;
+        }
+    }
+    return out;
+}
+
+/// The user data type `dt` names, with its configuration checked; nullptr when `user` has none.
+ZARRXT_DECL std::shared_ptr<const zarrxt::user_dtype> find_user_dtype(const json& dt,
+                                                                      const std::string& dt_name,
+                                                                      const user_dtype_set* user)
+{
+    const auto* found = user ? user->find(dt_name) : nullptr;
+    if (!found)
+    {
+        return nullptr;
+    }
+    const zarrxt::user_dtype& d = **found;
+    // The configuration the type writes is the one it reads: another one describes another type.
+    const json none = nullptr;
+    const json& given = dt.is_object() && dt.contains("configuration") ? dt["configuration"] : none;
+    const bool empty_given = given.is_null() || (given.is_object() && given.empty());
+    const bool empty_own =
+        d.configuration.is_null() || (d.configuration.is_object() && d.configuration.empty());
+    if (!(empty_given && empty_own) && given != d.configuration)
+    {
+        throw metadata_error(metadata_errc::unsupported_dtype,
+                             "data type " + dt.dump() + " has a configuration the registered user type \"" +
+                                 dt_name + "\" does not state (it states " + d.configuration.dump() + ")");
+    }
+    return *found;
+}
 
 // The zarr-extensions struct (and zarr-python 3's earlier "structured"): {"fields": [{"name",
 // "data_type"}, ...]}, fields also as [name, data_type] pairs.
@@ -186,7 +228,7 @@ ZARRXT_DECL std::vector<record_field> parse_v3_fields(const json& dt)
     return fields;
 }
 
-ZARRXT_DECL data_type parse_v3_data_type(const json& dt)
+ZARRXT_DECL data_type parse_v3_data_type(const json& dt, const user_dtype_set* user)
 {
     std::string dt_name;
     if (dt.is_string())
@@ -202,6 +244,16 @@ ZARRXT_DECL data_type parse_v3_data_type(const json& dt)
         throw_member(metadata_errc::wrong_type, "data_type", "must be a string or {\"name\": ...}");
     }
     auto id = dtype_from_v3_name(dt_name);
+    if (auto u = find_user_dtype(dt, dt_name, user))
+    {
+        // A registered name stands for the user's type, a built-in's name included (as a
+        // registered codec takes over a built-in one).
+        data_type t;
+        t.id = dtype_id::user;
+        t.fixed_size = u->size;
+        t.user = std::move(u);
+        return t;
+    }
     // The variable-length types have no configuration; an empty one in the object form is tolerated.
     const bool bare_object = dt.is_object() && is_vlen(id.value_or(dtype_id::uint8)) &&
                              (!dt.contains("configuration") ||
@@ -217,7 +269,8 @@ ZARRXT_DECL data_type parse_v3_data_type(const json& dt)
                                  "float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fnuz, "
                                  "float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, "
                                  "complex64/128, numpy.datetime64, numpy.timedelta64, "
-                                 "null_terminated_bytes, fixed_length_utf32, string, bytes, struct)");
+                                 "null_terminated_bytes, fixed_length_utf32, string, bytes, struct" +
+                                 describe_user_dtypes(user) + ")");
     }
     data_type t;
     t.id = *id;
@@ -240,6 +293,14 @@ ZARRXT_DECL data_type parse_v3_data_type(const json& dt)
 /// The data_type member of a data type (the inverse of parse_v3_data_type).
 ZARRXT_DECL json v3_data_type_json(const data_type& t)
 {
+    if (t.user)
+    {
+        if (t.user->configuration.is_null())
+        {
+            return t.user->name;
+        }
+        return {{"name", t.user->name}, {"configuration", t.user->configuration}};
+    }
     if (is_time(t.id))
     {
         return {{"name", std::string(name(t.id))},
@@ -347,7 +408,7 @@ inline void check_unknown_members(const json& doc, std::span<const std::string_v
 
 } // namespace detail
 
-ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
+ZARRXT_DECL array_metadata parse_v3_array(const json& doc, const user_dtype_set* user)
 {
     detail::check_node(doc, "array");
     static constexpr std::array<std::string_view, 11> known{
@@ -361,7 +422,7 @@ ZARRXT_DECL array_metadata parse_v3_array(const json& doc)
     m.shape = detail::as_extents(detail::require_member(doc, "shape"), "shape");
 
     // data_type: a name, or {name, configuration} for extension types.
-    m.dtype = detail::parse_v3_data_type(detail::require_member(doc, "data_type"));
+    m.dtype = detail::parse_v3_data_type(detail::require_member(doc, "data_type"), user);
 
     // chunk_grid
     const json& grid = detail::require_member(doc, "chunk_grid");
