@@ -11,6 +11,7 @@
 #if ZARRXT_HAS_S3
 #include <zarrxt/store/open_store.hpp>
 #include <zarrxt/store/s3.hpp>
+#include <zarrxt/store/zip_writer.hpp>
 #include <zarrxt/zarrxt.hpp>
 
 #include <xtensor/xview.hpp>
@@ -19,6 +20,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace zx = zarrxt;
 
@@ -392,6 +395,111 @@ TEST_SUITE("remote")
                         zxtest::quote(nginx.url("new.zarr")));
         CHECK(ro.status == 1);
         CHECK(ro.output.find("[zarrxt.store.9]") != std::string::npos);
+
+        // A zip archive as one object of the bucket: converted there and back, the values survive.
+        const std::string zipped = "s3://zarr/zipped/x.zarr.zip";
+        conv = zxtest::run(env_vars + zxtest::quote(tool) + " convert " +
+                           zxtest::quote((corpus / v2_path).string()) + " " + zipped + " --no-progress");
+        REQUIRE_MESSAGE(conv.status == 0, conv.output);
+        h = zxtest::run(env_vars + zxtest::quote(tool) + " hash " + zipped);
+        CHECK_MESSAGE(h.output == local_hash.output, h.output);
+        conv = zxtest::run(env_vars + zxtest::quote(tool) + " convert " +
+                           zxtest::quote((corpus / v2_path).string()) + " " + zipped + " --no-progress");
+        CHECK(conv.status == 1);
+        CHECK_MESSAGE(conv.output.find("[zarrxt.array.6]") != std::string::npos, conv.output);
+        conv = zxtest::run(env_vars + zxtest::quote(tool) + " convert " + zipped + " " +
+                           zxtest::quote((d.path() / "from_zip.zarr").string()));
+        REQUIRE_MESSAGE(conv.status == 0, conv.output);
+        h = zxtest::run(zxtest::quote(tool) + " hash " +
+                        zxtest::quote((d.path() / "from_zip.zarr").string()));
+        CHECK(h.output == local_hash.output);
+        // A server that cannot store it is refused before the conversion starts.
+        const auto ro_zip =
+            zxtest::run(zxtest::quote(tool) + " convert " + zxtest::quote((corpus / v2_path).string()) + " " +
+                        zxtest::quote(nginx.url("new.zarr.zip")));
+        CHECK(ro_zip.status == 1);
+        CHECK_MESSAGE(ro_zip.output.find("[zarrxt.store.9]") != std::string::npos, ro_zip.output);
+    }
+
+    TEST_CASE("zip_writer publishes an archive as one object of a bucket: absent until commit, the same "
+              "bytes as a local archive, read back through s3:// URLs")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_SERVER(server);
+        const zx::s3_store bucket("zarr", "", options_for(server));
+        xt::xtensor<std::uint16_t, 2> values = xt::xtensor<std::uint16_t, 2>::from_shape({40, 30});
+        for (std::size_t i = 0; i < values.size(); ++i)
+        {
+            values.data()[i] = static_cast<std::uint16_t>((i * 40503u) & 0xffffu);
+        }
+        // The same hierarchy through any writer: a group with an attribute and a sharded array.
+        const auto fill = [&](auto& w)
+        {
+            auto g = zx::group<std::decay_t<decltype(w)>>::create(w, "");
+            g.set_attributes({{"made_by", "zarrxt"}});
+            auto a = zx::create<std::uint16_t, 2>(
+                w, "a",
+                zx::v3_options{
+                    .shape = {40, 30},
+                    .chunk_shape = {20, 30},
+                    .codecs = {zx::sharded({10, 15}, {zx::codec::bytes{}, zx::codec::zstd{.level = 1}})}});
+            a.write({{0, 0}, {40, 30}}, values);
+        };
+        const std::string marker = ".h.zarr.zip.zarrxt-staging-" + std::to_string(::getpid()) + "-";
+        const auto scratch_left = [&]
+        {
+            int n = 0;
+            for (const auto& e : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+            {
+                n += e.path().filename().string().rfind(marker, 0) == 0;
+            }
+            return n;
+        };
+        {
+            zx::zip_writer w(bucket, "zips/h.zarr.zip");
+            fill(w);
+            CHECK(scratch_left() >= 1);
+            CHECK_FALSE(bucket.stat("zips/h.zarr.zip").has_value()); // nothing is published before commit
+            const std::filesystem::path packed = w.destination();
+            CHECK(w.commit() == 4); // zarr.json, a/zarr.json, two shards
+            CHECK(w.committed());
+            CHECK_FALSE(std::filesystem::exists(packed)); // the packed file went after the PUT
+            ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.9", "a/c/0/0", w.set("a/c/0/0", zx::byte_view()));
+        }
+        CHECK(scratch_left() == 0); // and the staging directory with the writer
+
+        // Deterministic archives: the object holds exactly what a local writer packs.
+        zxtest::temp_dir d("zarrxt-zip-s3");
+        {
+            zx::zip_writer local(d.path() / "h.zarr.zip");
+            fill(local);
+            local.commit();
+        }
+        const auto object = zx::get(bucket, "zips/h.zarr.zip");
+        REQUIRE(object.has_value());
+        const std::string file = zxtest::read_file(d.path() / "h.zarr.zip");
+        CHECK(std::string(reinterpret_cast<const char*>(object->data()), object->size()) == file);
+
+        // Read back by range through URLs: the archive, and a node inside it.
+        zx::store_options so;
+        so.s3 = options_for(server);
+        auto z = zx::open_store("s3://zarr/zips/h.zarr.zip", so);
+        CHECK(zx::open<std::uint16_t, 2>(z, "a").read() == values);
+        CHECK(zx::group<zx::any_store>::open(z, "").attributes() == zx::json{{"made_by", "zarrxt"}});
+        CHECK(zx::open<std::uint16_t, 2>(zx::open_store("s3://zarr/zips/h.zarr.zip/a", so), "").read() ==
+              values);
+
+        // A commit whose PUT fails throws, publishes nothing, leaves no packed file, and can be
+        // retried once the target is there.
+        zx::s3_options missing = options_for(server);
+        missing.http.max_retries = 0;
+        zx::zip_writer w(zx::s3_store("no-such-bucket", "", missing), "x.zarr.zip");
+        fill(w);
+        CHECK_THROWS_AS(w.commit(), zx::store_error);
+        CHECK_FALSE(w.committed());
+        CHECK_FALSE(std::filesystem::exists(w.destination()));
+        // A bad key is refused when the writer is made, not at commit.
+        ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.1", "../x.zip", zx::zip_writer(bucket, "../x.zip"));
     }
 
     TEST_CASE("s3_store: URLs, addressing and credentials from the standard variables")

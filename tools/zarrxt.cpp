@@ -457,13 +457,36 @@ store_t store_for(const std::string& path)
 /// everything (a failed command leaves the destination as it was).
 std::optional<zx::zip_writer> pending_zip;
 
-/// The store a command writes to: a directory (made when missing), a new local zip archive
-/// (x.zarr.zip, written as a whole) or a writable URL (s3://).
+/// The store a command writes to: a directory (made when missing), a new zip archive (x.zarr.zip,
+/// written as a whole, locally or as an object of a writable URL: s3://bucket/x.zarr.zip) or a
+/// writable URL (s3://).
 store_t output_store_for(const std::string& path, bool overwrite)
 {
     if (zx::is_reference_url(path))
     {
         return zx::open_store(path); // read-only: a write is store.9
+    }
+    if (const auto z = zx::split_zip_url(path); z && zx::is_remote_url(path))
+    {
+        if (!z->root.empty())
+        {
+            throw usage_error("a zip archive is written as a whole: \"" + path +
+                              "\" names a node inside one");
+        }
+        store_t base = zx::open_store(z->base);
+        const std::string shown = base.describe() + "/" + z->archive;
+        if (!base.writable())
+        {
+            // Refused before anything is staged, not after the whole conversion.
+            throw zx::store_error(zx::store_errc::read_only,
+                                  shown + ": the store of " + base.describe() + " cannot write");
+        }
+        if (base.stat(z->archive) && !overwrite)
+        {
+            throw zx::array_error(zx::array_errc::node_exists, shown + " exists (--overwrite replaces it)");
+        }
+        pending_zip.emplace(base, z->archive);
+        return store_t(*pending_zip, "zip:" + shown);
     }
     if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
     {

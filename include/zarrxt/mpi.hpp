@@ -26,6 +26,7 @@
 #pragma once
 
 #include "array.hpp"
+#include "codec/codec_registry.hpp"
 #include "consolidated.hpp"
 #include "detail/odometer.hpp"
 #include "error.hpp"
@@ -159,13 +160,17 @@ std::array<std::uint64_t, Array::rank> inner_chunk_shape(const Array& a);
 
 /// Collective create: rank 0 creates the array (writes its metadata), the others wait, then every
 /// rank opens it. Template arguments after T and N are the array policies, as for zarrxt::create.
+/// `registry` holds the user codecs and data types the array's metadata may name
+/// (codec/codec_registry.hpp); every rank must pass one that knows them, as every rank decodes.
 template <class T, std::size_t N, class... Policies, class Store, class Options>
-auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& options)
+auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& options,
+            const codec_registry& registry = codec_registry{})
     -> decltype(zarrxt::create<T, N, Policies...>(store, path, options));
 
 /// Collective open: every rank opens the array; an error on one rank reaches all.
 template <class T, std::size_t N, class... Policies, class Store>
-auto open(MPI_Comm comm, const Store& store, std::string_view path)
+auto open(MPI_Comm comm, const Store& store, std::string_view path,
+          const codec_registry& registry = codec_registry{})
     -> decltype(zarrxt::open<T, N, Policies...>(store, path));
 
 /// One region of a collective write and its values, C order, `where.elements()` of them.
@@ -705,7 +710,8 @@ std::array<std::uint64_t, Array::rank> inner_chunk_shape(const Array& a)
  ************************/
 
 template <class T, std::size_t N, class... Policies, class Store, class Options>
-auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& options)
+auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& options,
+            const codec_registry& registry)
     -> decltype(zarrxt::create<T, N, Policies...>(store, path, options))
 {
     using array_type = decltype(zarrxt::create<T, N, Policies...>(store, path, options));
@@ -717,7 +723,7 @@ auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& o
     {
         if (rank == 0)
         {
-            a.emplace(zarrxt::create<T, N, Policies...>(store, path, options));
+            a.emplace(zarrxt::create<T, N, Policies...>(store, path, options, registry));
         }
     }
     catch (...)
@@ -730,7 +736,7 @@ auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& o
     {
         if (rank != 0)
         {
-            a.emplace(zarrxt::open<T, N, Policies...>(std::as_const(store), path));
+            a.emplace(zarrxt::open<T, N, Policies...>(std::as_const(store), path, registry));
         }
     }
     catch (...)
@@ -742,7 +748,7 @@ auto create(MPI_Comm comm, Store& store, std::string_view path, const Options& o
 }
 
 template <class T, std::size_t N, class... Policies, class Store>
-auto open(MPI_Comm comm, const Store& store, std::string_view path)
+auto open(MPI_Comm comm, const Store& store, std::string_view path, const codec_registry& registry)
     -> decltype(zarrxt::open<T, N, Policies...>(store, path))
 {
     using array_type = decltype(zarrxt::open<T, N, Policies...>(store, path));
@@ -751,7 +757,7 @@ auto open(MPI_Comm comm, const Store& store, std::string_view path)
     std::exception_ptr failure;
     try
     {
-        a.emplace(zarrxt::open<T, N, Policies...>(store, path));
+        a.emplace(zarrxt::open<T, N, Policies...>(store, path, registry));
     }
     catch (...)
     {
