@@ -421,6 +421,68 @@ TEST_SUITE("remote")
         CHECK_MESSAGE(ro_zip.output.find("[zarrxt.store.9]") != std::string::npos, ro_zip.output);
     }
 
+    TEST_CASE("s3_store: an object above multipart_threshold is a multipart upload, its parts in flight "
+              "together; posted chunk writes too")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_SERVER(server);
+        zx::s3_options o = options_for(server);
+        o.multipart_threshold = 6u << 20;
+        o.multipart_part_size = 1u << 20; // below S3's minimum: 5 MiB parts are sent
+        const zx::s3_store s("zarr", "mp", o);
+        std::vector<std::byte> data((17u << 20) + 123);
+        std::uint64_t x = 88172645463325252ull;
+        for (auto& b : data)
+        {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b = static_cast<std::byte>(x);
+        }
+        const auto before = proxy_stats(server).at("requests");
+        const auto count = [](const zx::json& j, const char* k) { return j.value(k, 0); };
+        zx::s3_store writer = s;
+        writer.set("big/object", zx::byte_view(data));
+        auto after = proxy_stats(server).at("requests");
+        CHECK(count(after, "POST uploads") - count(before, "POST uploads") == 1);
+        CHECK(count(after, "PUT part") - count(before, "PUT part") == 4); // 5 + 5 + 5 + 2 MiB and 123 bytes
+        CHECK(count(after, "POST uploadId") - count(before, "POST uploadId") == 1);
+        CHECK(count(after, "PUT") == count(before, "PUT")); // no single PUT of the object
+        CHECK(writer.peak_in_flight() >= 2);
+        const auto back = zx::get(s, "big/object");
+        REQUIRE(back.has_value());
+        CHECK(back->size() == data.size());
+        CHECK((back->size() == data.size() && std::equal(data.begin(), data.end(), back->data())));
+        // At the threshold or below: one PUT.
+        writer.set("small", zx::byte_view(data).first(6u << 20));
+        CHECK(count(proxy_stats(server).at("requests"), "PUT") == count(before, "PUT") + 1);
+        CHECK(zx::get(s, "small")->size() == (6u << 20));
+
+        // An array whose (uncompressed) chunk is larger than the threshold: the write kernel posts
+        // it, and the posted write is a multipart upload too.
+        auto a = zx::create<float, 2>(writer, "arr",
+                                      zx::v3_options{.shape = {1024, 2048},
+                                                     .chunk_shape = {1024, 2048},
+                                                     .codecs = {zx::codec::bytes{}}});
+        xt::xtensor<float, 2> v = xt::xtensor<float, 2>::from_shape({1024, 2048});
+        for (std::size_t i = 0; i < v.size(); ++i)
+        {
+            v.data()[i] = static_cast<float>(i % 1000003) * 0.5f;
+        }
+        const auto uploads = count(proxy_stats(server).at("requests"), "POST uploads");
+        a.write({{0, 0}, {1024, 2048}}, v);
+        CHECK(count(proxy_stats(server).at("requests"), "POST uploads") == uploads + 1);
+        CHECK(zx::open<float, 2>(s, "arr").read() == v);
+
+        // A bucket that does not exist: the typed error, and no object anywhere.
+        zx::s3_options m = o;
+        m.http.max_retries = 0;
+        zx::s3_store missing("no-such-bucket", "", m);
+        CHECK_THROWS_AS(missing.set("big", zx::byte_view(data)), zx::store_error);
+        // The signature of every step was checked and none refused.
+        CHECK(proxy_stats(server).at("refused") == 0);
+    }
+
     TEST_CASE("zip_writer publishes an archive as one object of a bucket: absent until commit, the same "
               "bytes as a local archive, read back through s3:// URLs")
     {

@@ -8,7 +8,8 @@
 //   node s3_sigv4_proxy.mjs NODE_MODULES LISTEN_PORT UPSTREAM_PORT ACCESS_KEY SECRET REGION
 //
 // Prints "listening PORT" once it accepts connections. Counts what it refused in
-// GET /__proxy/stats (JSON), so a test can tell that the checks ran.
+// GET /__proxy/stats (JSON), so a test can tell that the checks ran, and the requests it saw by
+// method and multipart step ("PUT", "POST uploads", "PUT part", "POST uploadId", "DELETE uploadId").
 
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -28,7 +29,7 @@ const signer = new SignatureV4({
   uriEscapePath: false, // S3 signs the path as sent (each segment encoded once)
   applyChecksum: false,
 });
-const stats = { checked: 0, refused: 0, reasons: {} };
+const stats = { checked: 0, refused: 0, reasons: {}, requests: {} };
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 function refuse(res, status, code, message) {
@@ -113,6 +114,9 @@ const server = http.createServer((req, res) => {
     res.end(JSON.stringify(stats));
     return;
   }
+  const q = new URL(req.url, 'http://proxy').searchParams;
+  const step = q.has('uploads') ? ' uploads' : q.has('partNumber') ? ' part' : q.has('uploadId') ? ' uploadId' : '';
+  stats.requests[req.method + step] = (stats.requests[req.method + step] || 0) + 1;
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', async () => {

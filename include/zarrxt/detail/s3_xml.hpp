@@ -1,9 +1,12 @@
 /** @file detail/s3_xml.hpp
- *  The answer of S3's ListObjectsV2, read with expat (a maintained parser; Debian libexpat1-dev,
- *  ZARRXT_HAS_S3): the keys and common prefixes of one page and the token of the next. Expat
- *  stops entity-expansion bombs itself (since 2.4); the page's size is capped before it is parsed.
+ *  S3's XML answers, read with expat (a maintained parser; Debian libexpat1-dev, ZARRXT_HAS_S3):
+ *  ListObjectsV2 (the keys and common prefixes of one page and the token of the next), and the
+ *  one-level result documents of multipart uploads (their root and its children's text: UploadId,
+ *  or an <Error> with its Code and Message). Expat stops entity-expansion bombs itself (since
+ *  2.4); an answer's size is capped before it is parsed.
  *
- *  Spec: Amazon S3 API Reference, ListObjectsV2 (ListBucketResult).
+ *  Spec: Amazon S3 API Reference, ListObjectsV2 (ListBucketResult), CreateMultipartUpload,
+ *  CompleteMultipartUpload.
  */
 #pragma once
 
@@ -12,6 +15,7 @@
 
 #include <expat.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -117,5 +121,103 @@ private:
     std::string m_text;
     s3_list_page m_page;
 };
+
+/// A result document of one level: <Root><Name>text</Name>...</Root>.
+struct s3_result
+{
+    std::string root;
+    std::map<std::string, std::string> fields; ///< the root's children (the last of a name wins)
+
+    std::string field(const std::string& name) const
+    {
+        const auto it = fields.find(name);
+        return it == fields.end() ? std::string() : it->second;
+    }
+};
+
+/// Parses a result document; store.5 (naming `what`) when it is not XML.
+inline s3_result parse_s3_result(byte_view xml, const std::string& what)
+{
+    struct state
+    {
+        s3_result out;
+        int depth = 0;
+        std::string text;
+    } st;
+    XML_Parser x = XML_ParserCreate(nullptr);
+    if (x == nullptr)
+    {
+        throw store_error(store_errc::remote, "expat: XML_ParserCreate failed");
+    }
+    XML_SetUserData(x, &st);
+    XML_SetElementHandler(
+        x,
+        [](void* self, const XML_Char* name, const XML_Char**)
+        {
+            auto& p = *static_cast<state*>(self);
+            if (p.depth++ == 0)
+            {
+                p.out.root = name;
+            }
+            p.text.clear();
+        },
+        [](void* self, const XML_Char* name)
+        {
+            auto& p = *static_cast<state*>(self);
+            if (p.depth-- == 2)
+            {
+                p.out.fields[name] = p.text;
+            }
+            p.text.clear();
+        });
+    XML_SetCharacterDataHandler(x,
+                                [](void* self, const XML_Char* s, int len)
+                                {
+                                    auto& p = *static_cast<state*>(self);
+                                    if (p.text.size() < (1u << 16))
+                                    {
+                                        p.text.append(s, static_cast<std::size_t>(len));
+                                    }
+                                });
+    const auto status =
+        XML_Parse(x, reinterpret_cast<const char*>(xml.data()), static_cast<int>(xml.size()), 1);
+    std::string problem;
+    if (status != XML_STATUS_OK)
+    {
+        problem = std::string(XML_ErrorString(XML_GetErrorCode(x))) + " at line " +
+                  std::to_string(XML_GetCurrentLineNumber(x));
+    }
+    XML_ParserFree(x);
+    if (!problem.empty())
+    {
+        throw store_error(store_errc::remote_protocol,
+                          "an answer that is not XML: " + problem + " (" + what + ")");
+    }
+    return std::move(st.out);
+}
+
+/// `text` escaped for an XML element's content.
+inline std::string xml_escape(std::string_view text)
+{
+    std::string out;
+    for (char c : text)
+    {
+        switch (c)
+        {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
 
 } // namespace zarrxt::detail

@@ -83,7 +83,8 @@ struct http_request
         suffix,
         head,
         put,
-        erase
+        erase,
+        post ///< a body sent (or none), the answer's body kept (S3's multipart requests)
     };
     std::string url;
     kind what = kind::whole;
@@ -93,7 +94,7 @@ struct http_request
     std::uint64_t max_bytes = UINT64_MAX;
     std::string if_match; ///< sent as If-Match when not empty
     std::string key;      ///< for error messages
-    /// put: the body. Not owned: the caller waits for the answer, so the bytes outlive every
+    /// put, post: the body. Not owned: the caller waits for the answer, so the bytes outlive every
     /// attempt (a retry sends them again).
     byte_view upload{};
     std::vector<std::string> headers{}; ///< extra headers of this request ("Name: value")
@@ -556,16 +557,19 @@ inline void curl_engine::start(const ticket& tp)
             curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
             break;
         case http_request::kind::put:
+        case http_request::kind::post:
         {
             // POSTFIELDS under the PUT method: the body is in memory (sent again on a retry, hashed
             // by the signer). No `Expect: 100-continue` round trip before it where that can be helped.
             static const char nothing = 0;
-            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PUT");
+            const bool put = t.req.what == http_request::kind::put;
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, put ? "PUT" : "POST");
             curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.req.upload.size()));
             curl_easy_setopt(e, CURLOPT_POSTFIELDS,
                              t.req.upload.empty() ? &nothing
                                                   : reinterpret_cast<const char*>(t.req.upload.data()));
-            t.headers = curl_slist_append(t.headers, "Content-Type: application/octet-stream");
+            t.headers = curl_slist_append(t.headers, put ? "Content-Type: application/octet-stream"
+                                                         : "Content-Type: application/xml");
             if (!m_signing)
             {
                 // libcurl 7.88's signer would sign an "expect" header it then does not send.
@@ -978,16 +982,22 @@ inline void curl_engine::finish(const ticket& tp, CURLcode code)
         fail(t, where(store_error(store_errc::denied, why + " (" + url + ")")));
         return;
     }
-    if (t.req.what == http_request::kind::put || t.req.what == http_request::kind::erase)
+    if (t.req.what == http_request::kind::put || t.req.what == http_request::kind::erase ||
+        t.req.what == http_request::kind::post)
     {
         if (st == 200 || st == 201 || st == 204 || (st == 404 && t.req.what == http_request::kind::erase))
         {
             t.res.found = st != 404;
-            t.res.body.clear();
+            if (t.req.what != http_request::kind::post) // a POST's answer is its result document
+            {
+                t.res.body.clear();
+            }
             return;
         }
         std::string why = "HTTP " + std::to_string(st) + " to a " +
-                          (t.req.what == http_request::kind::put ? "PUT" : "DELETE");
+                          (t.req.what == http_request::kind::put    ? "PUT"
+                           : t.req.what == http_request::kind::post ? "POST"
+                                                                    : "DELETE");
         if (!t.error_body.empty())
         {
             why += ": " + snippet_of_error();

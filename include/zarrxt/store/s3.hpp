@@ -7,8 +7,10 @@
  *  Reads are those of http_store (ranges, suffix ranges, handles pinned with If-Match, many
  *  requests in flight on one engine), on a signing engine. A PUT replaces an object atomically,
  *  so an array written here needs no temporary keys to be crash-safe; `erase` is a DELETE (also
- *  of chunks that became all fill). Listing is ListObjectsV2, every page (continuation tokens),
- *  parsed with expat.
+ *  of chunks that became all fill). An object over `multipart_threshold` is a multipart upload
+ *  (CreateMultipartUpload, its parts in flight together, CompleteMultipartUpload): the object
+ *  appears whole at the completion or not at all; a failed upload is aborted. Listing is ListObjectsV2, every
+ * page (continuation tokens), parsed with expat.
  *
  *  Credentials, region and endpoint come from s3_options, else from the standard variables:
  *  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
@@ -63,6 +65,12 @@ struct s3_options
     s3_addressing addressing = s3_addressing::automatic;
     std::size_t list_page_size = 1000;             ///< max-keys of one ListObjectsV2 page
     std::uint64_t max_list_page_bytes = 64u << 20; ///< a page answer larger than this is refused
+    /// An object larger than this is written as a multipart upload, its parts in flight together
+    /// (at most 5 GiB: S3 takes no larger single PUT).
+    std::uint64_t multipart_threshold = std::uint64_t{64} << 20;
+    /// The size of every part but the last: at least 5 MiB (S3's minimum), and grown when an object
+    /// would need more than 10,000 parts (S3's maximum).
+    std::uint64_t multipart_part_size = std::uint64_t{16} << 20;
     http_options http{};
 };
 
@@ -100,7 +108,8 @@ public:
     void cancel_prefetch(std::span<const std::string> keys) const { m_reader.cancel_prefetch(keys); }
     std::size_t prefetched_pending() const { return m_reader.prefetched_pending(); }
 
-    /// PUT (atomic replace), with Content-MD5 and the signed SHA-256 of the body.
+    /// PUT (atomic replace), with Content-MD5 and the signed SHA-256 of the body; a multipart
+    /// upload above `multipart_threshold` (objects up to 5 TiB).
     void set(std::string_view key, byte_view data);
     /// The same PUT, started now and answered later (posting_store): a write of many chunks keeps
     /// up to max_concurrent_requests of them in flight instead of paying a round trip each.
@@ -143,12 +152,19 @@ private:
     detail::http_request put_request(std::string_view key, byte_view data) const;
     /// The bucket-relative prefix of a store key prefix ("a/b" -> "prefix/a/b/").
     std::string bucket_prefix_of(std::string_view prefix) const;
+    /// `data` as `key` in parts (set() above the threshold).
+    void multipart_set(std::string_view key, byte_view data) const;
+    /// A POST to `url` (an XML body or none) answered by a result document; its <Error> is store.4.
+    detail::s3_result post_for_result(const std::string& url, std::string_view key, std::string body,
+                                      const char* what) const;
 
     std::string m_bucket;
     std::string m_prefix;
     std::string m_bucket_url; // the bucket's root URL (list requests go here)
     std::size_t m_page_size;
     std::uint64_t m_max_page_bytes;
+    std::uint64_t m_multipart_threshold;
+    std::uint64_t m_part_size;
     bool m_signed = false;
     std::shared_ptr<detail::curl_engine> m_engine;
     http_store m_reader;
@@ -240,6 +256,8 @@ inline s3_store::s3_store(setup s, const s3_options& options)
     , m_bucket_url(std::move(s.bucket_url))
     , m_page_size(std::max<std::size_t>(1, options.list_page_size))
     , m_max_page_bytes(options.max_list_page_bytes)
+    , m_multipart_threshold(std::min<std::uint64_t>(options.multipart_threshold, std::uint64_t{5} << 30))
+    , m_part_size(std::max<std::uint64_t>(options.multipart_part_size, std::uint64_t{5} << 20))
     , m_signed(s.signs)
     , m_engine(s.engine)
     , m_reader(m_bucket_url + (m_prefix.empty() ? "" : "/" + detail::percent_encode_key(m_prefix)),
@@ -341,11 +359,143 @@ inline detail::http_request s3_store::put_request(std::string_view key, byte_vie
 
 inline void s3_store::set(std::string_view key, byte_view data)
 {
+    if (data.size() > m_multipart_threshold)
+    {
+        multipart_set(key, data);
+        return;
+    }
     m_engine->fetch(put_request(key, data));
+}
+
+inline detail::s3_result s3_store::post_for_result(const std::string& url, std::string_view key,
+                                                   std::string body, const char* what) const
+{
+    detail::http_request q;
+    q.url = url;
+    q.key = std::string(key);
+    q.what = detail::http_request::kind::post;
+    q.upload = byte_view(reinterpret_cast<const std::byte*>(body.data()), body.size());
+    q.max_bytes = 1u << 20; // a result document is small; a runaway answer is limit.1
+    if (m_signed && !body.empty())
+    {
+        q.payload_sha256 = detail::sha256_hex(q.upload);
+    }
+    const auto res = m_engine->fetch(std::move(q));
+    auto r = detail::parse_s3_result(res.body.view(), std::string(what) + " of " + detail::redact_url(url));
+    if (r.root == "Error")
+    {
+        // S3 may answer a CompleteMultipartUpload with 200 and an error document.
+        store_error e(store_errc::remote, std::string(what) + " failed: " + r.field("Code") + ": " +
+                                              r.field("Message") + " (" + detail::redact_url(url) + ")");
+        e.with_key(key);
+        throw e;
+    }
+    return r;
+}
+
+inline void s3_store::multipart_set(std::string_view key, byte_view data) const
+{
+    const std::string url = m_reader.url_of(key); // validates the key
+    // Query parameters in SigV4's canonical order and encoding ("uploads=": a name without a value
+    // is canonically followed by '=').
+    const auto created = post_for_result(url + "?uploads=", key, {}, "CreateMultipartUpload");
+    const std::string upload_id = created.field("UploadId");
+    if (created.root != "InitiateMultipartUploadResult" || upload_id.empty())
+    {
+        store_error e(store_errc::remote_protocol, "CreateMultipartUpload answered <" + created.root +
+                                                       "> without an UploadId (" + detail::redact_url(url) +
+                                                       ")");
+        e.with_key(key);
+        throw e;
+    }
+    const std::string id_query = "uploadId=" + detail::s3_query_encode(upload_id);
+    const std::uint64_t part = std::max<std::uint64_t>(m_part_size, (data.size() + 9999) / 10000);
+    const std::uint64_t parts = std::max<std::uint64_t>(1, (data.size() + part - 1) / part);
+    std::vector<detail::curl_engine::ticket> tickets;
+    std::vector<std::string> etags(parts);
+    try
+    {
+        // Every part in flight at once (the engine caps how many run): each refers to its slice
+        // of `data`, which outlives the waits below.
+        tickets.reserve(parts);
+        for (std::uint64_t i = 0; i < parts; ++i)
+        {
+            const std::uint64_t at = i * part;
+            auto q = put_request(key, data.subspan(at, std::min<std::uint64_t>(part, data.size() - at)));
+            q.url = url + "?partNumber=" + std::to_string(i + 1) + "&" + id_query;
+            tickets.push_back(m_engine->submit(std::move(q)));
+        }
+        std::exception_ptr failure;
+        for (std::uint64_t i = 0; i < parts; ++i)
+        {
+            try
+            {
+                etags[i] = m_engine->wait(tickets[i]).etag;
+                if (etags[i].empty() && !failure)
+                {
+                    store_error e(store_errc::remote_protocol, "UploadPart " + std::to_string(i + 1) +
+                                                                   " was answered without an ETag (" +
+                                                                   detail::redact_url(url) + ")");
+                    e.with_key(key);
+                    throw e;
+                }
+            }
+            catch (...)
+            {
+                if (!failure)
+                {
+                    failure = std::current_exception(); // the others are still waited for: they use `data`
+                }
+            }
+        }
+        if (failure)
+        {
+            std::rethrow_exception(failure);
+        }
+        std::string body = "<CompleteMultipartUpload>";
+        for (std::uint64_t i = 0; i < parts; ++i)
+        {
+            body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" +
+                    detail::xml_escape(etags[i]) + "</ETag></Part>";
+        }
+        body += "</CompleteMultipartUpload>";
+        post_for_result(url + "?" + id_query, key, std::move(body), "CompleteMultipartUpload");
+    }
+    catch (...)
+    {
+        // Abort, so that the bucket is not billed for the parts; its own failure (a server that
+        // has no AbortMultipartUpload, a lost connection) changes nothing for the caller.
+        try
+        {
+            detail::http_request q;
+            q.url = url + "?" + id_query;
+            q.key = std::string(key);
+            q.what = detail::http_request::kind::erase;
+            m_engine->fetch(std::move(q));
+        }
+        catch (...)
+        {
+        }
+        throw;
+    }
 }
 
 inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
 {
+    if (bytes.size() > m_multipart_threshold)
+    {
+        // A multipart upload is three steps: it runs on the first waiter, like a posted PUT's
+        // completion (the bytes live in the completion until then).
+        auto body = std::make_shared<buffer>(std::move(bytes));
+        // A copy without the posted registry: the registry holds this completion, and a completion
+        // holding the registry would keep both alive when the ticket is dropped unwaited.
+        s3_store self = *this;
+        self.m_posted.reset();
+        self.m_locks.reset();
+        auto state = std::make_shared<detail::posted_state>(
+            [self = std::move(self), k = std::string(key), body] { self.multipart_set(k, body->view()); });
+        return detail::posted_write(std::string(key), std::move(state), m_posted);
+    }
     // The request refers to the bytes (a retry sends them again): they live in the completion,
     // which runs once, on the first waiter (or on the ticket's last owner going away).
     auto body = std::make_shared<buffer>(std::move(bytes));
