@@ -6,7 +6,8 @@
 //   [--delay-ms 30] remote seed --store http --op read --layout a|b|c|v2 --url BASE --name NAME [--threads P]
 //   [--delay-ms 30] remote rps  --url BASE --key KEY --size 4096 --count N (w1, seed over http and rps also
 //   take --connections C and --max-requests R: http_options' max_connections and max_concurrent_requests; the
-//   defaults when absent. The floor opens as many connections as zarrxt may.)
+//   defaults when absent. The floor opens as many connections as zarrxt may. w1 and seed over http
+//   take --driver 1: a thread of the benchmark's own drives the store, http_store::drive.)
 //
 // w1: the E x E region at [7, 11] of a W1 array served over HTTP (http_store), every value
 // checked against the formula and hashed; then its floor in the same process: libcurl's multi
@@ -36,6 +37,9 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stop_token>
+#include <thread>
 #include <vector>
 
 namespace zx = zarrxt;
@@ -342,6 +346,18 @@ zxb::json curl_floor_json(zxb::read_plan plan, unsigned threads, long connection
             {"floor_requests", f.requests()}};
 }
 
+/// With `--driver 1`: a thread of the benchmark's own drives the store's engine
+/// (http_store::drive) until the returned thread is destroyed, so requests move while the
+/// readers decode. Without: none (the waiting readers drive it).
+std::optional<std::jthread> driver_for(const zx::http_store& store, const zxb::args& args)
+{
+    if (args.num("driver", 0) == 0)
+    {
+        return std::nullopt;
+    }
+    return std::jthread([store](std::stop_token st) { store.drive(st); });
+}
+
 /*******
  * w1 *
  *******/
@@ -363,6 +379,7 @@ int run_w1(const zxb::args& args)
             {
                 zxb::json o;
                 zx::http_store store(url, http_options_of(args));
+                const auto io = driver_for(store, args);
                 auto a = zx::open<std::uint16_t, 2>(store, l.name, exec);
                 const std::uint64_t before = store.requests_started();
                 const std::uint64_t t0 = zxb::now_ns();
@@ -632,6 +649,7 @@ int run_seed(const zxb::args& args)
                                         [&](auto exec)
                                         {
                                             zx::http_store store(url, http_options_of(args));
+                                            const auto io = driver_for(store, args);
                                             auto a = zx::open<std::uint8_t, 1>(store, name, exec);
                                             const std::uint64_t r0 = store.requests_started();
                                             // The proxy's view of the read alone (not of the open or the

@@ -358,19 +358,23 @@ def run_w1(ctx):
         log(cid)
         want = hb.w1_expected_sha(e)
         cmd = [ctx["exe"], "w1", "--url", base, "--array", a, "--extent", str(e), "--threads", str(t)]
-        runners = {"zarrxt": lambda cmd=cmd: run(cmd, ctx["env"])}
+        runners = {"zarrxt": lambda cmd=cmd: run(cmd, ctx["env"]),
+                   # the same read with a thread of the benchmark's own driving the store (drive)
+                   "zarrxt driven": lambda cmd=cmd: run(cmd + ["--driver", "1"], ctx["env"])}
         if t == 1:  # the peers are single-threaded readers
             for p, mk in peers.items():
                 if (p, a) in can:
                     runners[p] = lambda cmd=mk(a, e): run(cmd, ctx["env"])
         got = interleaved(ctx["trials"], ctx["warmup"], runners)
         ours = got.pop("zarrxt")
-        for r in ours:
+        driven = got.pop("zarrxt driven")
+        for r in ours + driven:
             check_ours(cid, r, want)
         for who, rs in got.items():
             for r in rs:
                 hb.check_sha(who, cid, r["sha256"], want)
         ns = hb.summary([r["read_ns"] for r in ours])
+        driven_ns = hb.summary([r["read_ns"] for r in driven])
         floor = med(ours, "floor_ns" if t == 1 else "floor_p_ns")
         results.append({
             "id": cid, "array": a, "extent": e, "threads": t, "sha256": want,
@@ -388,6 +392,7 @@ def run_w1(ctx):
                 "what": "floor_ns" if t == 1 else "floor_p_ns",
             },
             "E": floor / ns["median"] if floor else None,
+            "driven": {"ns": driven_ns, "E": floor / driven_ns["median"] if floor else None},
             "peers": peer_figures(ns["median"], got),
         })
     return results
@@ -457,20 +462,24 @@ def run_seed(ctx):
             log(cid)
             cmd = [ctx["exe"], "seed", "--store", "http", "--op", "read", "--layout", layout, "--url", base,
                    "--name", name, "--threads", str(t), "--proxy-stats", "http://127.0.0.1:%d" % ctx["proxy_port"]]
-            runners = {"zarrxt": through_proxy(ctx, lambda cmd=cmd: run(cmd, ctx["env"]))}
+            runners = {"zarrxt": through_proxy(ctx, lambda cmd=cmd: run(cmd, ctx["env"])),
+                       "zarrxt driven": through_proxy(ctx, lambda cmd=cmd: run(cmd + ["--driver", "1"], ctx["env"]))}
             if t == 1:
                 for p, mk in peers.items():
                     if (p, name) in can:
                         runners[p] = through_proxy(ctx, lambda cmd=mk(name): run(cmd, ctx["env"]))
             got = interleaved(ctx["trials"], ctx["warmup"], runners, once={"gdal"})
             ours = got.pop("zarrxt")
-            for r in ours:
+            driven = got.pop("zarrxt driven")
+            for r in ours + driven:
                 check_ours(cid, r, want)
             for who, rs in got.items():
                 for r in rs:
                     hb.check_sha(who, cid, r["sha256"], want)
             rec = seed_record(cid, "http", layout, "read", t, ours)
             rec["ours"]["proxy"] = proxy_summary(ours)
+            dns = hb.summary([r["ns"] for r in driven])
+            rec["driven"] = {"ns": dns, "E": rec["floor"]["ns"] / dns["median"] if rec["floor"]["ns"] else None}
             rec["peers"] = peer_figures(rec["ours"]["ns"]["median"], got)
             results.append(rec)
     return {"sha256": want, "array_kind": SEED_KIND, "codec": SEED_CODEC, "n": hb.W2_N, "cases": results}
@@ -660,11 +669,14 @@ def markdown(rec):
     if rec.get("w1"):
         peers = sorted({p for c in rec["w1"] for p in c["peers"]})
         out += ["", "## W1 region reads over HTTP (nginx on loopback, no delay)", ""]
-        out.append("| case | zarrxt | floor | E | " + " | ".join(peers) + " | requests | peak in flight |")
-        out.append("|---" * (6 + len(peers)) + "|")
+        out.append("| case | zarrxt | floor | E | zarrxt driven | E driven | " + " | ".join(peers) +
+                   " | requests | peak in flight |")
+        out.append("|---" * (8 + len(peers)) + "|")
         for c in rec["w1"]:
+            d = c.get("driven")
             cells = ["%s %d² t%d" % (c["array"], c["extent"], c["threads"]), rng(c["ours"]["ns"]),
-                     ms(c["floor"]["ns"]), num(c["E"], "%.2f")]
+                     ms(c["floor"]["ns"]), num(c["E"], "%.2f"), rng(d["ns"]) if d else "–",
+                     num(d["E"], "%.2f") if d else "–"]
             for p in peers:
                 f = c["peers"].get(p)
                 cells.append("%s (%.2fx)" % (ms(f["ns"]["median"]), f["speedup"]) if f else "–")
@@ -672,7 +684,8 @@ def markdown(rec):
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         out.append("Floor: the program's own fetch of exactly the needed objects and ranges plus the best "
-                   "decode (`floor_ns`; on all cores `floor_p_ns`); E = floor / zarrxt.")
+                   "decode (`floor_ns`; on all cores `floor_p_ns`); E = floor / zarrxt. \"zarrxt driven\": the "
+                   "same read with one more thread of the benchmark's own running `http_store::drive`.")
     seed = rec.get("seed")
     if seed:
         cases = seed["cases"]
@@ -689,17 +702,19 @@ def markdown(rec):
                    "divided by the threads; over HTTP, libcurl fetching the same objects all at once, "
                    "decoding as they arrive.")
         out.append("")
-        out.append("| case | zarrxt | MB/s | floor | E | requests | zarrxt peak / mean in flight | proxy peak / "
-                   "mean in flight | " + " | ".join(peers) + " |")
-        out.append("|---" * (8 + len(peers)) + "|")
+        out.append("| case | zarrxt | MB/s | floor | E | zarrxt driven | E driven | requests | zarrxt peak / mean "
+                   "in flight | proxy peak / mean in flight | " + " | ".join(peers) + " |")
+        out.append("|---" * (10 + len(peers)) + "|")
         for c in cases:
             o = c["ours"]
             px = o.get("proxy")
             requests = num(o["requests"])
             if o.get("recorded_requests") is not None:
                 requests = "%s in %s delays" % (num(o["recorded_requests"]), requests)
+            d = c.get("driven")
             cells = [c["id"], rng(o["ns"]), num((c["bytes"] or hb.W2_N) / (o["ns"]["median"] * 1e-9) / 1e6),
-                     ms(c["floor"]["ns"]), num(c["E"], "%.2f"), requests,
+                     ms(c["floor"]["ns"]), num(c["E"], "%.2f"), rng(d["ns"]) if d else "–",
+                     num(d["E"], "%.2f") if d else "–", requests,
                      "%s / %s" % (num(o["peak_in_flight"]), num(o["mean_in_flight"], "%.1f")),
                      "%s / %s" % (num(px["peak_in_flight"]), num(px["mean_in_flight"], "%.1f")) if px else "–"]
             for p in peers:

@@ -16,7 +16,9 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zx = zarrxt;
@@ -800,6 +802,68 @@ TEST_SUITE("remote")
         zxtest::write_file(root.path() / "many/c/5/3", "not zstd");
         zxtest::expect_error<zx::codec_error>([&] { (void)arr.read(); }, "zarrxt.codec.1", "many/c/5/3");
         CHECK(s.prefetched_pending() == 0);
+    }
+
+    TEST_CASE("drive: a thread the caller owns moves requests that nobody waits for; stopping it returns")
+    {
+        zxtest::temp_dir root("zarrxt-http");
+        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
+        for (std::size_t i = 0; i < a.size(); ++i)
+        {
+            a.data()[i] = static_cast<std::int32_t>(i * 6007 % 99991);
+        }
+        {
+            zx::filesystem_store fs{root.path().string()};
+            zx::create<std::int32_t, 2>(fs, "many",
+                                        zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}})
+                .write({{0, 0}, {128, 96}}, a);
+        }
+        zxtest::nginx_server nginx(root.path());
+        ZX_REQUIRE_SERVER(nginx);
+        std::vector<std::string> keys;
+        for (int i = 0; i < 8; ++i)
+        {
+            for (int j = 0; j < 8; ++j)
+            {
+                keys.push_back("many/c/" + std::to_string(i) + "/" + std::to_string(j));
+            }
+        }
+        const auto started_within =
+            [](const zx::http_store& st, std::uint64_t want, std::chrono::milliseconds limit)
+        {
+            const auto until = std::chrono::steady_clock::now() + limit;
+            while (st.requests_started() < want && std::chrono::steady_clock::now() < until)
+            {
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            }
+            return st.requests_started();
+        };
+        // Without a driver, announced requests wait for a reader to wait.
+        const zx::http_store idle(nginx.url(), quick_options());
+        idle.prefetch_objects(keys, 1u << 20);
+        CHECK(started_within(idle, 64, std::chrono::milliseconds(300)) == 0);
+        idle.cancel_prefetch(keys);
+
+        // With one, they are all sent (and answered) while this thread only sleeps.
+        const zx::http_store s(nginx.url(), quick_options());
+        std::jthread io([s](std::stop_token st) { s.drive(st); });
+        s.prefetch_objects(keys, 1u << 20);
+        CHECK(started_within(s, 64, std::chrono::seconds(10)) == 64);
+        s.cancel_prefetch(keys);
+        CHECK(s.prefetched_pending() == 0);
+        // Reads go on while it drives (waiters leave the stepping to it), with the same values.
+        zx::thread_pool pool(2);
+        auto arr = zx::open<std::int32_t, 2, zx::dynamic_chain, zx::operation_index_cache<>,
+                            zx::thread_pool_executor>(s, "many", zx::thread_pool_executor(pool));
+        CHECK(arr.read() == a);
+        CHECK(arr.read({{20, 30}, {40, 30}}) ==
+              xt::xtensor<std::int32_t, 2>(xt::view(a, xt::range(20, 60), xt::range(30, 60))));
+        // Stopping ends the loop at once (its poll is woken), and reads drive themselves again.
+        const auto t0 = std::chrono::steady_clock::now();
+        io.request_stop();
+        io.join();
+        CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
+        CHECK(zx::open<std::int32_t, 2>(s, "many").read() == a);
     }
 
     TEST_CASE(

@@ -35,6 +35,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -166,7 +167,7 @@ public:
 
     const http_options& options() const noexcept { return m_opt; }
 
-    /// Queue a request; it starts as soon as a waiter drives and a slot is free.
+    /// Queue a request; it starts as soon as a waiter or a driver steps and a slot is free.
     ticket submit(http_request r);
     /// The answer to `t`, driving the engine meanwhile. Throws store.4 / store.5 / limit.1.
     http_response wait(const ticket& t);
@@ -174,12 +175,19 @@ public:
     http_response fetch(http_request r) { return wait(submit(std::move(r))); }
     /// Gives up a ticket nobody will wait for (a prefetch not used): its transfer stops.
     void abandon(const ticket& t);
+    /// Drives the engine on the calling thread until `stop` is requested: a thread the caller owns
+    /// keeps every transfer moving (reading answers, starting queued and prefetched requests)
+    /// while the threads that wait are busy decoding. While one drives, waiters only wait.
+    void drive(std::stop_token stop);
 
     /// The most requests in flight at once so far, and how many were started (tests count them).
     std::size_t peak_in_flight() const;
     std::uint64_t requests_started() const;
 
 private:
+    /// One driving step: start what may start, let libcurl move every transfer, collect what
+    /// finished. Called with `lk` held and m_driving false; returns the same way.
+    void step(std::unique_lock<std::mutex>& lk);
     void start_ready(std::chrono::steady_clock::time_point now);
     void start(const ticket& t);
     void finish(const ticket& tp, CURLcode code);
@@ -197,6 +205,7 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_step;
     bool m_driving = false;
+    int m_drivers = 0;            // threads in drive(): waiters leave the stepping to them
     std::deque<ticket> m_queue;   // submitted, not started (retries wait here for their time)
     std::vector<ticket> m_active; // in the multi handle
     std::size_t m_peak = 0;
@@ -415,13 +424,45 @@ inline http_response curl_engine::wait(const ticket& t)
     std::unique_lock<std::mutex> lk(m_mutex);
     while (!t->done)
     {
-        if (m_driving)
+        if (m_driving || m_drivers > 0)
         {
             m_step.wait(lk);
             continue;
         }
-        // This thread drives one step: start what may start, let libcurl move every transfer,
-        // collect what finished. The lock is not held while libcurl works (submitters only queue).
+        step(lk);
+    }
+    if (t->error)
+    {
+        std::rethrow_exception(t->error);
+    }
+    return std::move(t->res);
+}
+
+inline void curl_engine::drive(std::stop_token stop)
+{
+    std::unique_lock<std::mutex> lk(m_mutex);
+    ++m_drivers;
+    {
+        // A stop request ends the poll the driver may be sleeping in.
+        std::stop_callback wake(stop, [this] { curl_multi_wakeup(m_multi); });
+        while (!stop.stop_requested())
+        {
+            if (m_driving)
+            {
+                m_step.wait(lk); // a waiter's step started before this driver came
+                continue;
+            }
+            step(lk);
+        }
+    }
+    --m_drivers;
+    m_step.notify_all(); // waiters drive again themselves
+}
+
+inline void curl_engine::step(std::unique_lock<std::mutex>& lk)
+{
+    {
+        // The lock is not held while libcurl works (submitters only queue).
         m_driving = true;
         const auto now = std::chrono::steady_clock::now();
         start_ready(now);
@@ -482,11 +523,6 @@ inline http_response curl_engine::wait(const ticket& t)
         m_driving = false;
         m_step.notify_all();
     }
-    if (t->error)
-    {
-        std::rethrow_exception(t->error);
-    }
-    return std::move(t->res);
 }
 
 inline void curl_engine::start_ready(std::chrono::steady_clock::time_point now)

@@ -11,7 +11,8 @@
  *
  *  Requests go through one detail::curl_engine per store (shared by copies of the store): many in
  *  flight at once, retried, checked (store/curl_engine.hpp). A handle's `prefetch` starts all the
- *  ranges of a read plan at once; reads then wait for their own range only.
+ *  ranges of a read plan at once; reads then wait for their own range only. The engine moves
+ *  while a reader waits, or all the time on a thread the caller gives it (`drive`).
  *
  *  Spec: RFC 9110 (range requests, conditional requests).
  */
@@ -107,6 +108,16 @@ public:
     const std::string& base_url() const noexcept { return m_base; }
     /// The URL of `key` (validated and percent-encoded).
     std::string url_of(std::string_view key) const;
+    /// Keeps this store's requests moving on the calling thread until `stop` is requested, for a
+    /// thread the caller starts (zarrxt starts none): answers are read and queued or prefetched
+    /// requests started while the threads that read are decoding, instead of only while one of
+    /// them waits. Copies of the store share the engine, so one driver serves them all.
+    ///     std::jthread io([s = store](std::stop_token st) { s.drive(st); });
+    void drive(std::stop_token stop) const
+    {
+        const auto engine = m_engine; // the engine outlives the loop even if this store does not
+        engine->drive(std::move(stop));
+    }
     /// The engine's request counts (peak requests in flight, requests started).
     std::size_t peak_in_flight() const { return m_engine->peak_in_flight(); }
     std::uint64_t requests_started() const { return m_engine->requests_started(); }

@@ -132,6 +132,13 @@ public:
     /// The HTTP(S) URL of the store's root (no credentials: they are never in a URL).
     const std::string& base_url() const noexcept { return m_reader.base_url(); }
     bool signs_requests() const noexcept { return m_signed; }
+    /// Keeps this store's requests moving on the calling thread until `stop` is requested
+    /// (http_store::drive): reads, and posted PUTs, which otherwise start only when a writer waits.
+    void drive(std::stop_token stop) const
+    {
+        const auto engine = m_engine;
+        engine->drive(std::move(stop));
+    }
     std::size_t peak_in_flight() const { return m_engine->peak_in_flight(); }
     std::uint64_t requests_started() const { return m_engine->requests_started(); }
 
