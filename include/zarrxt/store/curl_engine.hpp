@@ -461,68 +461,72 @@ inline void curl_engine::drive(std::stop_token stop)
 
 inline void curl_engine::step(std::unique_lock<std::mutex>& lk)
 {
+    // The lock is not held while libcurl works (submitters only queue).
+    m_driving = true;
+    const auto now = std::chrono::steady_clock::now();
+    start_ready(now);
+    int timeout_ms = 50;
+    for (const auto& q : m_queue)
     {
-        // The lock is not held while libcurl works (submitters only queue).
-        m_driving = true;
-        const auto now = std::chrono::steady_clock::now();
-        start_ready(now);
-        int timeout_ms = 50;
-        for (const auto& q : m_queue)
+        if (q->not_before > now)
         {
-            if (q->not_before > now)
-            {
-                const auto ms =
-                    std::chrono::duration_cast<std::chrono::milliseconds>(q->not_before - now).count();
-                timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long long>(1, ms)));
-            }
-            else
-            {
-                timeout_ms = 0; // waiting for a free slot: come back at once when one frees
-            }
+            const auto ms =
+                std::chrono::duration_cast<std::chrono::milliseconds>(q->not_before - now).count();
+            timeout_ms = std::min<int>(timeout_ms, static_cast<int>(std::max<long long>(1, ms)));
         }
-        lk.unlock();
-        int running = 0;
-        curl_multi_perform(m_multi, &running);
+        else
+        {
+            timeout_ms = 0; // waiting for a free slot: come back at once when one frees
+        }
+    }
+    const auto in_multi = static_cast<int>(m_active.size());
+    lk.unlock();
+    int running = 0;
+    curl_multi_perform(m_multi, &running);
+    if (running >= in_multi)
+    {
+        // Nothing ended in that perform: sleep until a socket has news. When something did end,
+        // its waiter hears of it now rather than after the poll's timeout.
         curl_multi_poll(m_multi, nullptr, 0, timeout_ms == 0 ? 1 : timeout_ms, nullptr);
         curl_multi_perform(m_multi, &running);
-        lk.lock();
-        int left = 0;
-        while (CURLMsg* msg = curl_multi_info_read(m_multi, &left))
-        {
-            if (msg->msg != CURLMSG_DONE)
-            {
-                continue;
-            }
-            auto it = std::find_if(m_active.begin(), m_active.end(),
-                                   [&](const ticket& a) { return a->easy == msg->easy_handle; });
-            if (it == m_active.end())
-            {
-                continue;
-            }
-            ticket done = *it;
-            m_active.erase(it);
-            const CURLcode code = msg->data.result;
-            curl_multi_remove_handle(m_multi, done->easy);
-            finish(done, code);
-        }
-        // Abandoned transfers still running are stopped here (only the driver touches the multi).
-        for (auto it = m_active.begin(); it != m_active.end();)
-        {
-            if ((*it)->abandoned)
-            {
-                curl_multi_remove_handle(m_multi, (*it)->easy);
-                release(**it);
-                (*it)->done = true;
-                it = m_active.erase(it);
-            }
-            else
-            {
-                ++it;
-            }
-        }
-        m_driving = false;
-        m_step.notify_all();
     }
+    lk.lock();
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(m_multi, &left))
+    {
+        if (msg->msg != CURLMSG_DONE)
+        {
+            continue;
+        }
+        auto it = std::find_if(m_active.begin(), m_active.end(),
+                               [&](const ticket& a) { return a->easy == msg->easy_handle; });
+        if (it == m_active.end())
+        {
+            continue;
+        }
+        ticket done = *it;
+        m_active.erase(it);
+        const CURLcode code = msg->data.result;
+        curl_multi_remove_handle(m_multi, done->easy);
+        finish(done, code);
+    }
+    // Abandoned transfers still running are stopped here (only the driver touches the multi).
+    for (auto it = m_active.begin(); it != m_active.end();)
+    {
+        if ((*it)->abandoned)
+        {
+            curl_multi_remove_handle(m_multi, (*it)->easy);
+            release(**it);
+            (*it)->done = true;
+            it = m_active.erase(it);
+        }
+        else
+        {
+            ++it;
+        }
+    }
+    m_driving = false;
+    m_step.notify_all();
 }
 
 inline void curl_engine::start_ready(std::chrono::steady_clock::time_point now)
