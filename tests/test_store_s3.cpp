@@ -16,7 +16,9 @@
 
 #include <xtensor/xview.hpp>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -598,6 +600,100 @@ TEST_SUITE("remote")
         anon.anonymous = true;
         anon.region = "us-east-1";
         CHECK_FALSE(zx::s3_store("b", "", anon).signs_requests());
+    }
+
+    TEST_CASE("s3_store: credentials, region and endpoint from the AWS shared files and a profile")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_SERVER(server);
+        zxtest::temp_dir d("zarrxt-aws-files");
+        // The default profile holds a wrong secret; "bench" the right one, with region and endpoint
+        // in the config file (with a nested s3 section that is not read).
+        zxtest::write_file(d.path() / "credentials",
+                           "# a comment\r\n[default]\naws_access_key_id = S3RVER\naws_secret_access_key = "
+                           "wrong-secret-41\n\n[bench]\nAWS_ACCESS_KEY_ID=S3RVER\naws_secret_access_key = " +
+                               std::string(zxtest::s3_server::secret_key) + "\n");
+        zxtest::write_file(d.path() / "config",
+                           "[default]\nregion = us-east-1\nendpoint_url = " + server.endpoint() +
+                               "\n[profile bench]\nregion = us-east-1\ns3 =\n  endpoint_url = "
+                               "http://127.0.0.1:1\nendpoint_url = " +
+                               server.endpoint() + "\n");
+        // The variables the files stand in for are cleared, and everything is put back at the end.
+        struct saved_env
+        {
+            std::vector<std::pair<std::string, std::optional<std::string>>> old;
+            void set(const char* name, const char* value)
+            {
+                const char* v = std::getenv(name);
+                old.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+                if (value)
+                {
+                    ::setenv(name, value, 1);
+                }
+                else
+                {
+                    ::unsetenv(name);
+                }
+            }
+            ~saved_env()
+            {
+                for (auto it = old.rbegin(); it != old.rend(); ++it)
+                {
+                    if (it->second)
+                    {
+                        ::setenv(it->first.c_str(), it->second->c_str(), 1);
+                    }
+                    else
+                    {
+                        ::unsetenv(it->first.c_str());
+                    }
+                }
+            }
+        } env;
+        for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
+                              "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"})
+        {
+            env.set(v, nullptr);
+        }
+        env.set("AWS_SHARED_CREDENTIALS_FILE", (d.path() / "credentials").c_str());
+        env.set("AWS_CONFIG_FILE", (d.path() / "config").c_str());
+        env.set("AWS_PROFILE", "bench");
+        zx::s3_options o; // nothing but the files
+        o.http.max_retries = 0;
+        const zx::s3_store s("zarr", "profiles", o);
+        CHECK(s.signs_requests());
+        CHECK(s.base_url() == server.endpoint() + "/zarr/profiles");
+        const std::string text = "signed with the profile's secret";
+        zx::s3_store w = s;
+        w.set("k", zx::byte_view(reinterpret_cast<const std::byte*>(text.data()), text.size()));
+        const auto back = zx::get(s, "k");
+        REQUIRE(back.has_value());
+        CHECK(std::string(reinterpret_cast<const char*>(back->data()), back->size()) == text);
+
+        // The default profile's wrong secret: the server's refusal, without the secret.
+        env.set("AWS_PROFILE", nullptr);
+        const zx::s3_store wrong("zarr", "profiles", o);
+        CHECK(wrong.signs_requests());
+        const auto e = ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "k", zx::get(wrong, "k"));
+        CHECK((e && std::string(e->what()).find("wrong-secret-41") == std::string::npos));
+        // A key in the variables wins over the files (its secret comes from the variables too).
+        env.set("AWS_ACCESS_KEY_ID", "S3RVER");
+        env.set("AWS_SECRET_ACCESS_KEY", zxtest::s3_server::secret_key);
+        CHECK(zx::get(zx::s3_store("zarr", "profiles", o), "k").has_value());
+        env.set("AWS_ACCESS_KEY_ID", nullptr);
+        env.set("AWS_SECRET_ACCESS_KEY", nullptr);
+        // The options name a profile too; one that neither file has is refused at once.
+        o.profile = "bench";
+        CHECK(zx::get(zx::s3_store("zarr", "profiles", o), "k").has_value());
+        o.profile = "nosuch";
+        const auto np = ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "", zx::s3_store("zarr", "", o));
+        CHECK((np && std::string(np->what()).find("\"nosuch\"") != std::string::npos));
+        // No files at all and no profile named: unsigned, as before.
+        env.set("AWS_SHARED_CREDENTIALS_FILE", (d.path() / "none").c_str());
+        env.set("AWS_CONFIG_FILE", (d.path() / "none").c_str());
+        o.profile.clear();
+        o.endpoint = server.endpoint();
+        CHECK_FALSE(zx::s3_store("zarr", "", o).signs_requests());
     }
 
     TEST_CASE("s3_store: a ListObjectsV2 answer that is not one is store.5, never a listing")

@@ -14,8 +14,11 @@
  *
  *  Credentials, region and endpoint come from s3_options, else from the standard variables:
  *  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
- *  AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL. Without credentials requests go unsigned (public
- *  buckets). Credentials live in the engine only: no URL, message or error contains them.
+ *  AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else from the profile (s3_options::profile, AWS_PROFILE,
+ *  else "default") of the AWS shared files: ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) and
+ *  ~/.aws/config (AWS_CONFIG_FILE; region, endpoint_url, and credentials too). Without credentials
+ *  requests go unsigned (public buckets). Credentials live in the engine only: no URL, message or
+ *  error contains them.
  *
  *  No locks exist on S3: lock_key() serialises the writers of one process only. Two processes
  *  writing parts of one shard at once can each replace the whole shard (the last PUT wins, the
@@ -33,6 +36,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -62,6 +67,9 @@ struct s3_options
     std::string secret_access_key{}; ///< empty: AWS_SECRET_ACCESS_KEY
     std::string session_token{};     ///< empty: AWS_SESSION_TOKEN
     bool anonymous = false;          ///< unsigned requests even when credentials are set
+    /// The profile of the AWS shared files; empty: AWS_PROFILE, else "default". A profile named
+    /// here or in AWS_PROFILE that neither file has is store.8.
+    std::string profile{};
     s3_addressing addressing = s3_addressing::automatic;
     std::size_t list_page_size = 1000;             ///< max-keys of one ListObjectsV2 page
     std::uint64_t max_list_page_bytes = 64u << 20; ///< a page answer larger than this is refused
@@ -203,6 +211,65 @@ inline std::string env_or(const std::string& given, std::initializer_list<const 
     return fallback;
 }
 
+/// The `name = value` settings of section `[section]` of an AWS shared file (an INI file, as the
+/// AWS CLI writes it), names lower-cased; nullopt when the file cannot be read or has no such
+/// section. Indented lines (a service's nested settings, `s3 =` and below) are not read.
+inline std::optional<std::map<std::string, std::string>> aws_ini_section(const std::string& path,
+                                                                         const std::string& section)
+{
+    std::ifstream in(path);
+    if (path.empty() || !in)
+    {
+        return std::nullopt;
+    }
+    const auto trim = [](std::string_view v)
+    {
+        while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+        {
+            v.remove_prefix(1);
+        }
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\t' || v.back() == '\r'))
+        {
+            v.remove_suffix(1);
+        }
+        return std::string(v);
+    };
+    std::map<std::string, std::string> out;
+    bool inside = false;
+    bool seen = false;
+    std::string raw;
+    while (std::getline(in, raw))
+    {
+        const std::string line = trim(raw);
+        if (line.empty() || line.front() == '#' || line.front() == ';')
+        {
+            continue;
+        }
+        if (line.front() == '[')
+        {
+            const auto close = line.find(']');
+            inside =
+                close != std::string::npos && trim(std::string_view(line).substr(1, close - 1)) == section;
+            seen = seen || inside;
+            continue;
+        }
+        const auto eq = line.find('=');
+        if (!inside || raw.front() == ' ' || raw.front() == '\t' || eq == std::string::npos)
+        {
+            continue;
+        }
+        std::string name = trim(std::string_view(line).substr(0, eq));
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+        out[name] = trim(std::string_view(line).substr(eq + 1));
+    }
+    if (!seen)
+    {
+        return std::nullopt;
+    }
+    return out;
+}
+
 /// A query value URI-encoded the way SigV4's canonical request encodes it (everything but the
 /// unreserved characters, '/' included), so the query sent is already canonical.
 inline std::string s3_query_encode(std::string_view v)
@@ -289,9 +356,46 @@ inline auto s3_store::configure(std::string bucket, std::string prefix, s3_optio
     {
         validate_key(s.prefix);
     }
-    const std::string region =
-        detail::env_or(options.region, {"AWS_REGION", "AWS_DEFAULT_REGION"}, "us-east-1");
-    std::string endpoint = detail::env_or(options.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"});
+    // The AWS shared files, read for what neither the options nor the variables say.
+    const std::string named_profile = detail::env_or(options.profile, {"AWS_PROFILE"});
+    const std::string profile = named_profile.empty() ? std::string("default") : named_profile;
+    const char* home = std::getenv("HOME");
+    const std::string aws_dir =
+        home != nullptr && *home != '\0' ? std::string(home) + "/.aws/" : std::string();
+    const std::string credentials_file =
+        detail::env_or({}, {"AWS_SHARED_CREDENTIALS_FILE"}, aws_dir.empty() ? "" : aws_dir + "credentials");
+    const std::string config_file =
+        detail::env_or({}, {"AWS_CONFIG_FILE"}, aws_dir.empty() ? "" : aws_dir + "config");
+    const auto file_credentials = detail::aws_ini_section(credentials_file, profile);
+    const auto file_config =
+        detail::aws_ini_section(config_file, profile == "default" ? profile : "profile " + profile);
+    if (!named_profile.empty() && !file_credentials && !file_config)
+    {
+        // Asked for by name: going on unsigned would turn a typo into a puzzling 403 later.
+        throw store_error(store_errc::denied,
+                          "s3_store: the AWS profile \"" + profile + "\" is in neither " +
+                              (credentials_file.empty() ? "~/.aws/credentials" : credentials_file) + " nor " +
+                              (config_file.empty() ? "~/.aws/config" : config_file));
+    }
+    const auto from_files = [&](const char* name)
+    {
+        for (const auto* f : {&file_credentials, &file_config})
+        {
+            if (*f)
+            {
+                if (const auto it = (*f)->find(name); it != (*f)->end() && !it->second.empty())
+                {
+                    return it->second;
+                }
+            }
+        }
+        return std::string();
+    };
+    std::string file_region = from_files("region");
+    const std::string region = detail::env_or(options.region, {"AWS_REGION", "AWS_DEFAULT_REGION"},
+                                              file_region.empty() ? "us-east-1" : file_region);
+    std::string endpoint = detail::env_or(options.endpoint, {"AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"},
+                                          from_files("endpoint_url"));
     const bool aws = endpoint.empty();
     if (aws)
     {
@@ -324,12 +428,19 @@ inline auto s3_store::configure(std::string bucket, std::string prefix, s3_optio
     }
 
     std::optional<detail::aws_signing> signing;
-    const std::string key_id = detail::env_or(options.access_key_id, {"AWS_ACCESS_KEY_ID"});
-    const std::string secret = detail::env_or(options.secret_access_key, {"AWS_SECRET_ACCESS_KEY"});
+    std::string key_id = detail::env_or(options.access_key_id, {"AWS_ACCESS_KEY_ID"});
+    std::string secret = detail::env_or(options.secret_access_key, {"AWS_SECRET_ACCESS_KEY"});
+    std::string token = detail::env_or(options.session_token, {"AWS_SESSION_TOKEN"});
+    if (key_id.empty() && secret.empty())
+    {
+        // A key and its secret come from one place: the files only when neither was given.
+        key_id = from_files("aws_access_key_id");
+        secret = from_files("aws_secret_access_key");
+        token = from_files("aws_session_token");
+    }
     if (!options.anonymous && !key_id.empty() && !secret.empty())
     {
-        signing = detail::aws_signing{region, "s3", key_id, secret,
-                                      detail::env_or(options.session_token, {"AWS_SESSION_TOKEN"})};
+        signing = detail::aws_signing{region, "s3", key_id, secret, token};
         s.signs = true;
     }
     s.engine = std::make_shared<detail::curl_engine>(options.http, std::move(signing));
