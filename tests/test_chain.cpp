@@ -1,6 +1,7 @@
 // Codec chains: a static chain<...> and the metadata-built dynamic_chain decode the same bytes to
 // the same values; a static chain refuses metadata that differs; chain order is checked at open.
 #include "array_support.hpp"
+#include "xor_codec.hpp"
 
 #include <xtensor/xview.hpp>
 
@@ -95,38 +96,7 @@ TEST_SUITE("chain")
 namespace
 {
 
-// bytes -> bytes: XOR every byte with `key` (a configuration member, so the written JSON shows it).
-struct xor_codec
-{
-    using codec_kind = zx::codec::bytes_to_bytes_tag;
-    static constexpr std::string_view name = "test.xor";
-    int key = 0x5a;
-
-    static xor_codec from_json(const zx::json& cfg, const zx::codec::codec_context&)
-    {
-        return xor_codec{cfg.value("key", 0x5a)};
-    }
-    zx::json to_json() const { return {{"key", key}}; }
-    std::optional<std::size_t> encoded_size(std::size_t n) const { return n; }
-    void encode(zx::byte_view in, zx::buffer& out) const
-    {
-        zx::buffer r(in.size());
-        for (std::size_t i = 0; i < in.size(); ++i)
-        {
-            r.data()[i] = in[i] ^ static_cast<std::byte>(key);
-        }
-        out = std::move(r);
-    }
-    zx::mutable_byte_view decode(zx::mutable_byte_view in, zx::buffer&, const zx::codec::decode_hint&) const
-    {
-        for (auto& b : in)
-        {
-            b ^= static_cast<std::byte>(key);
-        }
-        return in;
-    }
-};
-static_assert(zx::codec::bytes_to_bytes_codec<xor_codec>);
+using zxtest::xor_codec; // tests/support/xor_codec.hpp
 
 // Another implementation under the same name (XOR with 0xff, ignoring the key): what one registry
 // calls "test.xor" must not leak into arrays opened with another.

@@ -10,6 +10,7 @@
 #include "expect_error.hpp"
 #include "mpi_support.hpp"
 #include "test_support.hpp"
+#include "xor_codec.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -281,40 +282,9 @@ std::optional<zm::collective_error> expect_collective_error(F&& f)
     return std::nullopt;
 }
 
-/// A user codec (bytes -> bytes, every byte XORed with `key`) that only the test's registry knows:
-/// collective create and open must hand the registry to every rank's array, and owner ranks must
-/// encode with it.
-struct xor_codec
-{
-    using codec_kind = zx::codec::bytes_to_bytes_tag;
-    static constexpr std::string_view name = "test.mpi_xor";
-    int key = 0x3c;
-
-    static xor_codec from_json(const zx::json& cfg, const zx::codec::codec_context&)
-    {
-        return xor_codec{cfg.value("key", 0x3c)};
-    }
-    zx::json to_json() const { return {{"key", key}}; }
-    std::optional<std::size_t> encoded_size(std::size_t n) const { return n; }
-    void encode(zx::byte_view in, zx::buffer& out) const
-    {
-        zx::buffer r(in.size());
-        for (std::size_t i = 0; i < in.size(); ++i)
-        {
-            r.data()[i] = in[i] ^ static_cast<std::byte>(key);
-        }
-        out = std::move(r);
-    }
-    zx::mutable_byte_view decode(zx::mutable_byte_view in, zx::buffer&, const zx::codec::decode_hint&) const
-    {
-        for (auto& b : in)
-        {
-            b ^= static_cast<std::byte>(key);
-        }
-        return in;
-    }
-};
-static_assert(zx::codec::bytes_to_bytes_codec<xor_codec>);
+/// A user codec that only the test's registry knows (tests/support/xor_codec.hpp): collective
+/// create and open must hand the registry to every rank's array, and owner ranks must encode with it.
+using zxtest::xor_codec;
 
 zx::v3_options sharded_int32(std::vector<std::uint64_t> shape, std::vector<std::uint64_t> shard,
                              std::vector<std::uint64_t> inner)

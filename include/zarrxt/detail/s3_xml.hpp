@@ -22,6 +22,31 @@
 namespace zarrxt::detail
 {
 
+/// Parses `xml` with expat, calling the handlers with `user`; returns what went wrong ("" when
+/// nothing did): expat's error and its line.
+inline std::string run_expat(byte_view xml, void* user, XML_StartElementHandler start,
+                             XML_EndElementHandler end, XML_CharacterDataHandler text)
+{
+    XML_Parser x = XML_ParserCreate(nullptr);
+    if (x == nullptr)
+    {
+        throw store_error(store_errc::remote, "expat: XML_ParserCreate failed");
+    }
+    XML_SetUserData(x, user);
+    XML_SetElementHandler(x, start, end);
+    XML_SetCharacterDataHandler(x, text);
+    const auto status =
+        XML_Parse(x, reinterpret_cast<const char*>(xml.data()), static_cast<int>(xml.size()), 1);
+    std::string problem;
+    if (status != XML_STATUS_OK)
+    {
+        problem = std::string(XML_ErrorString(XML_GetErrorCode(x))) + " at line " +
+                  std::to_string(XML_GetCurrentLineNumber(x));
+    }
+    XML_ParserFree(x);
+    return problem;
+}
+
 struct s3_list_page
 {
     std::vector<std::string> keys;     ///< Contents/Key
@@ -37,23 +62,8 @@ public:
     static s3_list_page parse(byte_view xml, const std::string& what)
     {
         s3_list_parser p;
-        XML_Parser x = XML_ParserCreate(nullptr);
-        if (x == nullptr)
-        {
-            throw store_error(store_errc::remote, "expat: XML_ParserCreate failed");
-        }
-        XML_SetUserData(x, &p);
-        XML_SetElementHandler(x, &s3_list_parser::on_start, &s3_list_parser::on_end);
-        XML_SetCharacterDataHandler(x, &s3_list_parser::on_text);
-        const auto status =
-            XML_Parse(x, reinterpret_cast<const char*>(xml.data()), static_cast<int>(xml.size()), 1);
-        std::string problem;
-        if (status != XML_STATUS_OK)
-        {
-            problem = std::string(XML_ErrorString(XML_GetErrorCode(x))) + " at line " +
-                      std::to_string(XML_GetCurrentLineNumber(x));
-        }
-        XML_ParserFree(x);
+        std::string problem =
+            run_expat(xml, &p, &s3_list_parser::on_start, &s3_list_parser::on_end, &s3_list_parser::on_text);
         if (problem.empty() && p.m_root != "ListBucketResult")
         {
             problem = "the root element is <" + p.m_root + ">, not <ListBucketResult>";
@@ -144,14 +154,8 @@ inline s3_result parse_s3_result(byte_view xml, const std::string& what)
         int depth = 0;
         std::string text;
     } st;
-    XML_Parser x = XML_ParserCreate(nullptr);
-    if (x == nullptr)
-    {
-        throw store_error(store_errc::remote, "expat: XML_ParserCreate failed");
-    }
-    XML_SetUserData(x, &st);
-    XML_SetElementHandler(
-        x,
+    const std::string problem = run_expat(
+        xml, &st,
         [](void* self, const XML_Char* name, const XML_Char**)
         {
             auto& p = *static_cast<state*>(self);
@@ -169,25 +173,15 @@ inline s3_result parse_s3_result(byte_view xml, const std::string& what)
                 p.out.fields[name] = p.text;
             }
             p.text.clear();
+        },
+        [](void* self, const XML_Char* s, int len)
+        {
+            auto& p = *static_cast<state*>(self);
+            if (p.text.size() < (1u << 16))
+            {
+                p.text.append(s, static_cast<std::size_t>(len));
+            }
         });
-    XML_SetCharacterDataHandler(x,
-                                [](void* self, const XML_Char* s, int len)
-                                {
-                                    auto& p = *static_cast<state*>(self);
-                                    if (p.text.size() < (1u << 16))
-                                    {
-                                        p.text.append(s, static_cast<std::size_t>(len));
-                                    }
-                                });
-    const auto status =
-        XML_Parse(x, reinterpret_cast<const char*>(xml.data()), static_cast<int>(xml.size()), 1);
-    std::string problem;
-    if (status != XML_STATUS_OK)
-    {
-        problem = std::string(XML_ErrorString(XML_GetErrorCode(x))) + " at line " +
-                  std::to_string(XML_GetCurrentLineNumber(x));
-    }
-    XML_ParserFree(x);
     if (!problem.empty())
     {
         throw store_error(store_errc::remote_protocol,
