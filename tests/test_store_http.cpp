@@ -52,6 +52,21 @@ zx::http_options quick_options()
     return o;
 }
 
+/// Writes the 128 x 96 int32 array "many" (8 x 8 chunks of 16 x 12, default codecs) under `root`, the value
+/// at flat index i being i * mul % mod; returns the values.
+xt::xtensor<std::int32_t, 2> write_many(const std::filesystem::path& root, std::size_t mul, std::size_t mod)
+{
+    xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
+    for (std::size_t i = 0; i < a.size(); ++i)
+    {
+        a.data()[i] = static_cast<std::int32_t>(i * mul % mod);
+    }
+    zx::filesystem_store fs{root.string()};
+    zx::create<std::int32_t, 2>(fs, "many", zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}})
+        .write({{0, 0}, {128, 96}}, a);
+    return a;
+}
+
 /// f must throw store_error `id` naming `key`, and its message must mention `mention`.
 template <class F>
 void expect_store(F&& f, const char* id, const char* key, const char* mention = "")
@@ -769,18 +784,12 @@ TEST_SUITE("remote")
     TEST_CASE("a read of many compressed chunks keeps their GETs in flight together (prefetch_objects)")
     {
         zxtest::temp_dir root("zarrxt-http");
-        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
-        for (std::size_t i = 0; i < a.size(); ++i)
+        auto a = write_many(root.path(), 7919, 100003);
         {
-            a.data()[i] = static_cast<std::int32_t>(i * 7919 % 100003);
-        }
-        {
-            zx::filesystem_store fs{root.path().string()};
-            auto arr = zx::create<std::int32_t, 2>(
-                fs, "many", zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}});
-            arr.write({{0, 0}, {128, 96}}, a);
             // A band of chunks left out: their 404s are fill values, also when prefetched.
-            arr.write({{0, 0}, {16, 96}}, xt::xtensor<std::int32_t, 2>(xt::zeros<std::int32_t>({16, 96})));
+            zx::filesystem_store fs{root.path().string()};
+            zx::open<std::int32_t, 2>(fs, "many")
+                .write({{0, 0}, {16, 96}}, xt::xtensor<std::int32_t, 2>(xt::zeros<std::int32_t>({16, 96})));
             xt::view(a, xt::range(0, 16), xt::all()) = 0;
         }
         zxtest::nginx_server nginx(root.path());
@@ -807,17 +816,7 @@ TEST_SUITE("remote")
     TEST_CASE("drive: a thread the caller owns moves requests that nobody waits for; stopping it returns")
     {
         zxtest::temp_dir root("zarrxt-http");
-        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
-        for (std::size_t i = 0; i < a.size(); ++i)
-        {
-            a.data()[i] = static_cast<std::int32_t>(i * 6007 % 99991);
-        }
-        {
-            zx::filesystem_store fs{root.path().string()};
-            zx::create<std::int32_t, 2>(fs, "many",
-                                        zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}})
-                .write({{0, 0}, {128, 96}}, a);
-        }
+        const auto a = write_many(root.path(), 6007, 99991);
         zxtest::nginx_server nginx(root.path());
         ZX_REQUIRE_SERVER(nginx);
         std::vector<std::string> keys;
@@ -870,17 +869,7 @@ TEST_SUITE("remote")
         "HTTPS with HTTP/2: certificates verified by default; a region's GETs multiplexed on one connection")
     {
         zxtest::temp_dir root("zarrxt-http");
-        xt::xtensor<std::int32_t, 2> a = xt::xtensor<std::int32_t, 2>::from_shape({128, 96});
-        for (std::size_t i = 0; i < a.size(); ++i)
-        {
-            a.data()[i] = static_cast<std::int32_t>(i * 104729 % 65521);
-        }
-        {
-            zx::filesystem_store fs{root.path().string()};
-            zx::create<std::int32_t, 2>(fs, "many",
-                                        zx::v3_options{.shape = {128, 96}, .chunk_shape = {16, 12}})
-                .write({{0, 0}, {128, 96}}, a);
-        }
+        const auto a = write_many(root.path(), 104729, 65521);
         zxtest::nginx_server nginx(root.path(), zxtest::nginx_mode::https_h2);
         ZX_REQUIRE_SERVER(nginx);
         REQUIRE(nginx.url().rfind("https://", 0) == 0);

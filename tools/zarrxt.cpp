@@ -466,42 +466,46 @@ store_t output_store_for(const std::string& path, bool overwrite)
     {
         return zx::open_store(path); // read-only: a write is store.9
     }
-    if (const auto z = zx::split_zip_url(path); z && zx::is_remote_url(path))
+    if (const auto z = zx::split_zip_url(path))
     {
         if (!z->root.empty())
         {
             throw usage_error("a zip archive is written as a whole: \"" + path +
                               "\" names a node inside one");
         }
-        store_t base = zx::open_store(z->base);
-        const std::string shown = base.describe() + "/" + z->archive;
-        if (!base.writable())
+        std::optional<store_t> base; // the store holding a remote archive
+        std::string shown;
+        bool exists = false;
+        if (zx::is_remote_url(path))
         {
-            // Refused before anything is staged, not after the whole conversion.
-            throw zx::store_error(zx::store_errc::read_only,
-                                  shown + ": the store of " + base.describe() + " cannot write");
+            base.emplace(zx::open_store(z->base));
+            shown = base->describe() + "/" + z->archive;
+            if (!base->writable())
+            {
+                // Refused before anything is staged, not after the whole conversion.
+                throw zx::store_error(zx::store_errc::read_only,
+                                      shown + ": the store of " + base->describe() + " cannot write");
+            }
+            exists = base->stat(z->archive).has_value();
         }
-        if (base.stat(z->archive) && !overwrite)
+        else
+        {
+            shown = (fs::path(local_path(z->base)) / z->archive).string();
+            exists = fs::exists(shown);
+        }
+        if (exists && !overwrite)
         {
             throw zx::array_error(zx::array_errc::node_exists, shown + " exists (--overwrite replaces it)");
         }
-        pending_zip.emplace(base, z->archive);
+        if (base)
+        {
+            pending_zip.emplace(*base, z->archive);
+        }
+        else
+        {
+            pending_zip.emplace(fs::path(shown));
+        }
         return store_t(*pending_zip, "zip:" + shown);
-    }
-    if (const auto z = zx::split_zip_url(path); z && !zx::is_remote_url(path))
-    {
-        if (!z->root.empty())
-        {
-            throw usage_error("a zip archive is written as a whole: \"" + path + "\" names a node inside one");
-        }
-        const fs::path archive = fs::path(local_path(z->base)) / z->archive;
-        if (fs::exists(archive) && !overwrite)
-        {
-            throw zx::array_error(zx::array_errc::node_exists,
-                                  archive.string() + " exists (--overwrite replaces it)");
-        }
-        pending_zip.emplace(archive);
-        return store_t(*pending_zip, "zip:" + archive.string());
     }
     if (!zx::is_remote_url(path))
     {

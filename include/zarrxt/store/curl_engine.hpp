@@ -599,7 +599,7 @@ inline void curl_engine::start(const ticket& tp)
         case http_request::kind::put:
         case http_request::kind::post:
         {
-            // POSTFIELDS under the PUT method: the body is in memory (sent again on a retry, hashed
+            // POSTFIELDS under the PUT or POST method: the body is in memory (sent again on a retry, hashed
             // by the signer). No `Expect: 100-continue` round trip before it where that can be helped.
             static const char nothing = 0;
             const bool put = t.req.what == http_request::kind::put;

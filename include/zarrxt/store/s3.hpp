@@ -9,8 +9,8 @@
  *  so an array written here needs no temporary keys to be crash-safe; `erase` is a DELETE (also
  *  of chunks that became all fill). An object over `multipart_threshold` is a multipart upload
  *  (CreateMultipartUpload, its parts in flight together, CompleteMultipartUpload): the object
- *  appears whole at the completion or not at all; a failed upload is aborted. Listing is ListObjectsV2, every
- * page (continuation tokens), parsed with expat.
+ *  appears whole at the completion or not at all; a failed upload is aborted. Listing is
+ *  ListObjectsV2, every page (continuation tokens), parsed with expat.
  *
  *  Credentials, region and endpoint come from s3_options, else from the standard variables:
  *  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
@@ -600,11 +600,12 @@ inline void s3_store::multipart_set(std::string_view key, byte_view data) const
 
 inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
 {
-    if (bytes.size() > m_multipart_threshold)
+    // The bytes live in the completion, which runs once, on the first waiter (or on the ticket's
+    // last owner going away): a request refers to them, and a retry sends them again.
+    auto body = std::make_shared<buffer>(std::move(bytes));
+    if (body->size() > m_multipart_threshold)
     {
-        // A multipart upload is three steps: it runs on the first waiter, like a posted PUT's
-        // completion (the bytes live in the completion until then).
-        auto body = std::make_shared<buffer>(std::move(bytes));
+        // A multipart upload is three steps: all of them run in the completion.
         // A copy without the posted registry: the registry holds this completion, and a completion
         // holding the registry would keep both alive when the ticket is dropped unwaited.
         s3_store self = *this;
@@ -614,9 +615,6 @@ inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
             [self = std::move(self), k = std::string(key), body] { self.multipart_set(k, body->view()); });
         return detail::posted_write(std::string(key), std::move(state), m_posted);
     }
-    // The request refers to the bytes (a retry sends them again): they live in the completion,
-    // which runs once, on the first waiter (or on the ticket's last owner going away).
-    auto body = std::make_shared<buffer>(std::move(bytes));
     auto ticket = m_engine->submit(put_request(key, body->view()));
     auto state =
         std::make_shared<detail::posted_state>([engine = m_engine, ticket, body] { engine->wait(ticket); });
