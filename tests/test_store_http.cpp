@@ -857,6 +857,12 @@ TEST_SUITE("remote")
         CHECK(arr.read() == a);
         CHECK(arr.read({{20, 30}, {40, 30}}) ==
               xt::xtensor<std::int32_t, 2>(xt::view(a, xt::range(20, 60), xt::range(30, 60))));
+        // Idle (nothing queued, nothing in flight), the driver sleeps instead of stepping every
+        // 50 ms: 400 ms cost at most a step or two (the one that saw the last answer, then one
+        // long poll), not eight.
+        const auto steps_before = s.engine_steps();
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        CHECK(s.engine_steps() - steps_before <= 2);
         // Stopping ends the loop at once (its poll is woken), and reads drive themselves again.
         const auto t0 = std::chrono::steady_clock::now();
         io.request_stop();

@@ -121,6 +121,8 @@ public:
     /// The engine's request counts (peak requests in flight, requests started).
     std::size_t peak_in_flight() const { return m_engine->peak_in_flight(); }
     std::uint64_t requests_started() const { return m_engine->requests_started(); }
+    /// Steps of the request engine so far (http_store::drive's loop and every waiter's).
+    std::uint64_t engine_steps() const { return m_engine->steps_taken(); }
 
 private:
     detail::http_request request(std::string_view key, byte_range r, std::uint64_t max_bytes) const;
