@@ -3,10 +3,17 @@
 scripts/bench-remote, which installs what is missing and builds bench/remote first).
 
     remote_harness.py --build DIR [--quick] [--trials N] [--only w1,seed,rps] [--delay-ms 30]
+                      [--delay-via nginx|proxy]
 
 It serves <build>/bench-data (the data sets of bench/harness.py, written once by independent
-writers) with a loopback nginx, puts bench/peers/delay_proxy.mjs (a fixed delay per request) in
-front of it for the latency cases, and runs, every trial a fresh process:
+writers) with a loopback nginx, and for the latency cases holds every request a fixed delay:
+`--delay-via nginx` (the default) in nginx itself, on a second port (the echo module's
+echo_sleep, then nginx's own static file handler: the same ranges, ETags and 404s); `--delay-via
+proxy` in bench/peers/delay_proxy.mjs in front of nginx, a Node process that on this 2-core machine
+needs a good part of a core of its own to move 100 MB and a thousand requests, which the readers
+then lack. Requests in flight (peak and mean) come from the proxy's counters, or in nginx mode
+from nginx's log of every delayed request (start and duration), summed by this harness. It runs,
+every trial a fresh process:
   w1    the W1 region reads over HTTP from nginx directly: zarrxt (1 thread; all cores at 2048),
         zarrita's FetchStore, python3-zarr through fsspec, GDAL through /vsicurl/
   seed  the W2 1e8-element uint8 array (semi_random, zstd) of layouts a, b and c: reads and writes
@@ -44,6 +51,8 @@ import harness as hb  # noqa: E402  (the data sets, their formulas and hashes, t
 
 PYTHON = hb.PYTHON
 NGINX = "/usr/sbin/nginx"
+# nginx's echo module (Debian libnginx-mod-http-echo, which nginx-light depends on): echo_sleep.
+NGINX_ECHO = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 PROXY = os.path.join(HERE, "peers", "delay_proxy.mjs")
 NODE_PEER = ["node", os.path.join(HERE, "peers", "zarrita_bench.mjs")]
 PY_PEER = [PYTHON, os.path.join(HERE, "peers", "py_read.py")]
@@ -128,10 +137,14 @@ def accepts(port):
         return False
 
 
-def nginx_conf(prefix, root, port):
+def nginx_conf(prefix, root, port, delayed=None):
+    """`delayed`: (port, delay_ms) of a second server holding every request delay_ms before nginx
+    serves it as the first does, logging each request's end time and duration."""
     tmp = os.path.join(prefix, "tmp")
-    lines = [
-        "# Written by bench/remote_harness.py for one run.",
+    lines = ["# Written by bench/remote_harness.py for one run."]
+    if delayed:
+        lines.append("load_module %s;" % NGINX_ECHO)
+    lines += [
         # One worker: the machine has 2 cores and the reader being measured needs the other.
         "worker_processes 1;",
         # Room for the thousands of connections a reader (or the proxy) opens at once.
@@ -163,19 +176,37 @@ def nginx_conf(prefix, root, port):
         "    listen 127.0.0.1:%d;" % port,
         "    root %s;" % root,
         "  }",
-        "}",
     ]
+    if delayed:
+        # $msec is the time the request ended (logged at once, nginx buffers no access log unless
+        # told to), $request_time its duration from the first byte read: the interval in flight.
+        lines += [
+            "  log_format zx_delay '$msec $request_time';",
+            "  server {",
+            "    listen 127.0.0.1:%d;" % delayed[0],
+            "    root %s;" % root,
+            "    access_log %s zx_delay;" % os.path.join(prefix, "delay.log"),
+            # The delay is a timer in nginx's event loop; then an internal redirect to a location
+            # without handlers of its own, i.e. the static file handler (ranges, ETags, If-Match).
+            "    location / { echo_sleep %.3f; echo_exec @data; }" % (delayed[1] / 1000.0),
+            "    location @data { }",
+            "  }",
+        ]
+    lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def start_nginx(prefix, root):
-    """nginx serving `root` on a free loopback port (ETags and byte ranges are nginx's defaults)."""
+def start_nginx(prefix, root, delay_ms=None):
+    """nginx serving `root` on a free loopback port (ETags and byte ranges are nginx's defaults);
+    with `delay_ms`, also on a second port where every request waits delay_ms first. Returns the
+    port, or (port, delayed port)."""
     os.makedirs(os.path.join(prefix, "tmp"), exist_ok=True)
     conf = os.path.join(prefix, "nginx.conf")
     for _ in range(5):  # a free port can be taken between our probe and nginx's bind
         port = free_port()
+        delayed = (free_port(), delay_ms) if delay_ms is not None else None
         with open(conf, "w") as f:
-            f.write(nginx_conf(prefix, root, port))
+            f.write(nginx_conf(prefix, root, port, delayed))
         with open(os.path.join(prefix, "stderr.log"), "w") as err:
             p = subprocess.Popen(
                 [NGINX, "-p", prefix, "-c", conf, "-g", "daemon off;"],
@@ -183,10 +214,11 @@ def start_nginx(prefix, root):
             )
         _servers.append(p)
         until = time.time() + 10
-        while time.time() < until and p.poll() is None and not accepts(port):
+        while time.time() < until and p.poll() is None and not (
+                accepts(port) and (delayed is None or accepts(delayed[0]))):
             time.sleep(0.02)
-        if p.poll() is None and accepts(port):
-            return port
+        if p.poll() is None and accepts(port) and (delayed is None or accepts(delayed[0])):
+            return port if delayed is None else (port, delayed[0])
         _servers.remove(p)
         if p.poll() is None:
             p.kill()
@@ -215,6 +247,65 @@ def start_proxy(prefix, upstream, delay_ms):
         with open(os.path.join(prefix, "proxy.log")) as f:
             die("the delay proxy did not start (it printed %r):\n%s" % (line, f.read()[-2000:]))
     return int(line[1])
+
+
+def in_flight_stats(intervals):
+    """What delay_proxy.mjs reports, from (start, end) intervals in seconds: requests, the peak
+    count in flight, and the mean count over the time at least one was in flight (busy_s)."""
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals], key=lambda e: (e[0], -e[1]))
+    count = peak = 0
+    integral = busy = 0.0
+    last = None
+    for t, d in events:
+        if last is not None and count > 0:
+            integral += count * (t - last)
+            busy += t - last
+        count += d
+        peak = max(peak, count)
+        last = t
+    return {"requests": len(intervals), "peak_in_flight": peak,
+            "mean_in_flight": integral / busy if busy > 0 else 0, "busy_s": busy}
+
+
+def start_log_stats(log_path):
+    """The delay proxy's control paths (/__zx/reset, /__zx/stats) answered from nginx's log of the
+    delayed server, on a port of this process; returns the port. Reset remembers where the log
+    ends; stats reads what was logged since. nginx writes a line as a request ends, just before the
+    client can see the last byte, so stats waits a few milliseconds for the last ones."""
+    import http.server
+    import threading
+
+    state = {"offset": 0}
+
+    class handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/__zx/reset":
+                state["offset"] = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+                body = b"reset\n"
+            elif self.path == "/__zx/stats":
+                time.sleep(0.005)
+                intervals = []
+                if os.path.exists(log_path):
+                    with open(log_path, "rb") as f:
+                        f.seek(state["offset"])
+                        for line in f.read().decode().splitlines():
+                            end, took = (float(x) for x in line.split())
+                            intervals.append((end - took, end))
+                body = (json.dumps(in_flight_stats(intervals)) + "\n").encode()
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server.server_address[1]
 
 
 # urllib obeys http_proxy too; the proxy's control paths are asked directly.
@@ -250,9 +341,9 @@ def through_proxy(ctx, fn):
     into its result (reset before, read after)."""
 
     def trial():
-        proxy_control(ctx["proxy_port"], "reset")
+        proxy_control(ctx["stats_port"], "reset")
         r = fn()
-        stats = proxy_control(ctx["proxy_port"], "stats")
+        stats = proxy_control(ctx["stats_port"], "stats")
         # bench/remote reports the proxy's counters of its timed read alone (its open and its
         # floor pass the proxy too); the peers' trials are their read and little else.
         r.setdefault("proxy", stats)
@@ -461,7 +552,7 @@ def run_seed(ctx):
             cid = "seed/http/%s/read/t%d" % (layout, t)
             log(cid)
             cmd = [ctx["exe"], "seed", "--store", "http", "--op", "read", "--layout", layout, "--url", base,
-                   "--name", name, "--threads", str(t), "--proxy-stats", "http://127.0.0.1:%d" % ctx["proxy_port"]]
+                   "--name", name, "--threads", str(t), "--proxy-stats", "http://127.0.0.1:%d" % ctx["stats_port"]]
             runners = {"zarrxt": through_proxy(ctx, lambda cmd=cmd: run(cmd, ctx["env"])),
                        "zarrxt driven": through_proxy(ctx, lambda cmd=cmd: run(cmd + ["--driver", "1"], ctx["env"]))}
             if t == 1:
@@ -693,7 +784,9 @@ def markdown(rec):
         out += ["", "## Seed: W2 1e8 uint8 %s %s, %d ms per request" % (seed["array_kind"], seed["codec"],
                                                                         rec["settings"]["delay_ms"]), ""]
         out.append("Stores: `latency` = zarrxt's in-process latency_store over memory (the array's files "
-                   "loaded first); `http` = nginx behind bench/peers/delay_proxy.mjs. Layouts: a 1e5-element "
+                   "loaded first); `http` = " + ("nginx holding each request the delay itself (echo_sleep)" if rec["settings"].get(
+                       "delay_via") == "nginx" else "nginx behind bench/peers/delay_proxy.mjs") +
+                   ". Layouts: a 1e5-element "
                    "chunks, b 1e5-element shards, c one shard, v2 the Zarr v2 copy of a (python3-zarr's). "
                    "Requests: zarrxt's count (the latency store's requests and the delays they paid: a batch "
                    "of prefetched ranges pays one). In flight: zarrxt's own count, and the proxy's (peak / "
@@ -777,6 +870,8 @@ def main():
     ap.add_argument("--trials", type=int, help="kept trials per case (default 5; 2 with --quick)")
     ap.add_argument("--only", default="w1,seed,rps", help="comma-separated parts: w1, seed, rps")
     ap.add_argument("--delay-ms", type=int, default=30, help="delay per request of the latency cases")
+    ap.add_argument("--delay-via", choices=["nginx", "proxy"], default="nginx",
+                    help="where the delay is added: in nginx (echo_sleep) or in bench/peers/delay_proxy.mjs")
     ap.add_argument("--records", default=os.path.join(HERE, "records"))
     args = ap.parse_args()
     parts = set(args.only.split(","))
@@ -790,6 +885,8 @@ def main():
     for tool in (NGINX,):
         if not os.access(tool, os.X_OK):
             die("%s is missing (Debian package nginx-light)" % tool)
+    if "seed" in parts and args.delay_via == "nginx" and not os.path.exists(NGINX_ECHO):
+        die("%s is missing (Debian package libnginx-mod-http-echo)" % NGINX_ECHO)
     vers = versions(build)
     git = hb.git_info()
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -808,6 +905,7 @@ def main():
         "mode": "quick" if args.quick else "full", "parts": sorted(parts),
         "machine": hb.machine_info(), "build": build_info(build), "versions": vers, "git": git,
         "settings": {"trials": ctx["trials"], "warmup": ctx["warmup"], "delay_ms": args.delay_ms,
+                     "delay_via": args.delay_via if "seed" in parts else None,
                      "w1_region_offset": [7, 11], "threads_all_cores": ctx["cores"]},
         "load": {"start": [round(x, 2) for x in os.getloadavg()]},
         "data": {},
@@ -824,10 +922,16 @@ def main():
     with tempfile.TemporaryDirectory(prefix="zx-bench-remote-") as prefix:
         ctx["prefix"] = prefix
         try:
-            ctx["nginx_port"] = start_nginx(prefix, data_root)
             what = "nginx (1 worker, keep-alive, sendfile) serving <build>/bench-data on loopback"
-            if "seed" in parts:
-                ctx["proxy_port"] = start_proxy(prefix, ctx["nginx_port"], args.delay_ms)
+            if "seed" in parts and args.delay_via == "nginx":
+                ctx["nginx_port"], ctx["proxy_port"] = start_nginx(prefix, data_root, args.delay_ms)
+                ctx["stats_port"] = start_log_stats(os.path.join(prefix, "delay.log"))
+                what += ("; for the seed reads the same nginx on a second port holds every request %d ms "
+                         "(echo_sleep) before serving it" % args.delay_ms)
+            else:
+                ctx["nginx_port"] = start_nginx(prefix, data_root)
+            if "seed" in parts and args.delay_via == "proxy":
+                ctx["proxy_port"] = ctx["stats_port"] = start_proxy(prefix, ctx["nginx_port"], args.delay_ms)
                 what += "; bench/peers/delay_proxy.mjs (%d ms per request) in front of it for the seed reads" % (
                     args.delay_ms)
             rec["servers"] = {"what": what}
@@ -851,9 +955,12 @@ def main():
         "through /vsicurl/ with its default settings.",
         "GDAL's W2 reads over the delay proxy take 35 to 60 s each (one request at a time), so they run once "
         "per case, in the last round of the case's trials, without a warm-up.",
-        "The delay proxy holds every request for the delay, then forwards it to nginx on a pool of keep-alive "
-        "connections without a limit; its mean in flight is the time integral of the count of requests in "
-        "flight over the time at least one was.",
+        ("The delay proxy holds every request for the delay, then forwards it to nginx on a pool of keep-alive "
+         "connections without a limit" if args.delay_via == "proxy" else
+         "The delay is nginx's own (echo_sleep on a second server of the same nginx, then its static file "
+         "handler); in flight counts come from its log of each request's end and duration (ms resolution)")
+        + "; the mean in flight is the time integral of the count of requests in flight over the time at "
+        "least one was.",
         "Every answer's SHA-256 was compared with the formula's before any number was kept; zarrxt's writes "
         "were verified by the program itself (verified: true).",
     ]
