@@ -113,7 +113,6 @@ ZX_SANITIZE_PKGS=(clang-14 libclang-rt-14-dev)
 ZX_ASAN_BUILD="${ZX_ASAN_BUILD:-$ZX_ROOT/build-asan}"
 ZX_TSAN_BUILD="${ZX_TSAN_BUILD:-$ZX_ROOT/build-tsan}"
 ZX_CLANG_BUILD="${ZX_CLANG_BUILD:-$ZX_ROOT/build-clang}"
-ZX_NODEFLATE_BUILD="${ZX_NODEFLATE_BUILD:-$ZX_ROOT/build-nodeflate}"
 ZX_FUZZ_BUILD="${ZX_FUZZ_BUILD:-$ZX_ROOT/build-fuzz}"
 ZX_FUZZ_TARGETS=(metadata_v3 metadata_v2 codecs shard_index array_read)
 

@@ -1,5 +1,5 @@
 // The gzip and zlib codecs on whichever DEFLATE backend the build chose (detail/deflate.hpp):
-// libdeflate when present, zlib otherwise. scripts/test --all builds the suites once more with
+// libdeflate when present, zlib otherwise. scripts/test --all builds its clang tree with
 // -Dlibdeflate=disabled, so every case here runs on both backends; the first case checks that the
 // build really uses the backend it asked for.
 //
