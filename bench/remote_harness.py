@@ -355,7 +355,7 @@ def through_proxy(ctx, fn):
 def interleaved(n_keep, warmup, runners, once=()):
     """hb.trials (round after round, every runner once per round; the first `warmup` rounds are
     discarded), except that the runners named in `once` run a single time, in the last round, and
-    that run is kept: GDAL's W2 reads over the proxy take 35 to 60 s each."""
+    that run is kept: GDAL's W2 reads with the 30 ms delay take 35 to 60 s each."""
     out = {k: [] for k in runners}
     rounds = warmup + n_keep
     for t in range(rounds):
@@ -828,7 +828,7 @@ def markdown(rec):
                 out.append("| %s | %s | %.0f | %.0f | %.1f |" % (c["id"], p, x["requests"], x["peak_in_flight"],
                                                                  x["mean_in_flight"]))
         if any(f["kept_trials"] == 1 for _, p, f in viewed if p == "gdal"):
-            out += ["", "GDAL reads the W2 array over the proxy one request at a time, in 35 to 60 s: it ran "
+            out += ["", "GDAL reads the W2 array with the 30 ms delay one request at a time, in 35 to 60 s: it ran "
                         "once per case, with no warm-up (its single run is what is shown)."]
     rps = rec.get("rps")
     if rps:
@@ -953,7 +953,7 @@ def main():
         "single-thread rows list them. zarrita reads through @zarrita/storage's FetchStore (Node's fetch, "
         "suffix ranges for shard indexes), python3-zarr 2.13 through fsspec's HTTPFileSystem (aiohttp), GDAL "
         "through /vsicurl/ with its default settings.",
-        "GDAL's W2 reads over the delay proxy take 35 to 60 s each (one request at a time), so they run once "
+        "GDAL's W2 reads with the 30 ms delay take 35 to 60 s each (one request at a time), so they run once "
         "per case, in the last round of the case's trials, without a warm-up.",
         ("The delay proxy holds every request for the delay, then forwards it to nginx on a pool of keep-alive "
          "connections without a limit" if args.delay_via == "proxy" else
