@@ -10,6 +10,11 @@
 // Prints "listening PORT" once it accepts connections. Counts what it refused in
 // GET /__proxy/stats (JSON), so a test can tell that the checks ran, and the requests it saw by
 // method and multipart step ("PUT", "POST uploads", "PUT part", "POST uploadId", "DELETE uploadId").
+// GET /__proxy/lose-next-completion: the next CompleteMultipartUpload goes to s3rver, which
+// completes the upload, but its answer is dropped and the client's connection closed, as when an
+// answer is lost on the network; the client's retry then meets an upload that no longer exists.
+// GET /__proxy/refuse-next-completion: the next CompleteMultipartUpload is answered 404
+// NoSuchUpload without reaching s3rver (an upload aborted meanwhile, by a lifecycle rule say).
 
 import { createRequire } from 'node:module';
 import crypto from 'node:crypto';
@@ -29,7 +34,9 @@ const signer = new SignatureV4({
   uriEscapePath: false, // S3 signs the path as sent (each segment encoded once)
   applyChecksum: false,
 });
-const stats = { checked: 0, refused: 0, reasons: {}, requests: {} };
+const stats = { checked: 0, refused: 0, reasons: {}, requests: {}, lost_completions: 0 };
+let nextCompletionFault = null; // 'lose' or 'refuse'
+const isCompletion = (req, step) => req.method === 'POST' && step === ' uploadId';
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 function refuse(res, status, code, message) {
@@ -114,6 +121,12 @@ const server = http.createServer((req, res) => {
     res.end(JSON.stringify(stats));
     return;
   }
+  if (req.url === '/__proxy/lose-next-completion' || req.url === '/__proxy/refuse-next-completion') {
+    nextCompletionFault = req.url.includes('lose') ? 'lose' : 'refuse';
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('armed\n');
+    return;
+  }
   const q = new URL(req.url, 'http://proxy').searchParams;
   const step = q.has('uploads') ? ' uploads' : q.has('partNumber') ? ' part' : q.has('uploadId') ? ' uploadId' : '';
   stats.requests[req.method + step] = (stats.requests[req.method + step] || 0) + 1;
@@ -131,8 +144,20 @@ const server = http.createServer((req, res) => {
       refuse(res, ...verdict);
       return;
     }
+    if (nextCompletionFault === 'refuse' && isCompletion(req, step)) {
+      nextCompletionFault = null;
+      refuse(res, 404, 'NoSuchUpload', 'The specified upload does not exist.');
+      return;
+    }
     const up = http.request({ host: '127.0.0.1', port: +upstreamPort, method: req.method, path: req.url, headers: req.headers, agent },
       (ur) => {
+        if (nextCompletionFault === 'lose' && isCompletion(req, step)) {
+          nextCompletionFault = null;
+          stats.lost_completions += 1;
+          ur.resume();
+          ur.on('end', () => req.socket.destroy());
+          return;
+        }
         res.writeHead(ur.statusCode, ur.headers);
         ur.pipe(res);
       });

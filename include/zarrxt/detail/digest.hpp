@@ -41,6 +41,22 @@ inline std::string sha256_hex(byte_view data)
     return out;
 }
 
+/// The MD5 of `data` in lower-case hex (what an S3 ETag of a single PUT is).
+inline std::string md5_hex(byte_view data)
+{
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    evp_digest(data, EVP_md5(), md, len);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < len; ++i)
+    {
+        out += hex[md[i] >> 4];
+        out += hex[md[i] & 15];
+    }
+    return out;
+}
+
 /// Base64 of the MD5 of `data` (the value of a Content-MD5 header).
 inline std::string md5_base64(byte_view data)
 {

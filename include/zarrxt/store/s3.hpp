@@ -169,6 +169,10 @@ private:
     std::string bucket_prefix_of(std::string_view prefix) const;
     /// `data` as `key` in parts (set() above the threshold).
     void multipart_set(std::string_view key, byte_view data) const;
+    /// Whether `key` now holds `data` as the multipart upload of the parts with `part_etags` leaves
+    /// it: its size, and its ETag either the MD5 of the parts' MD5s with "-N" (AWS, MinIO) or the
+    /// MD5 of the whole object (servers that hash what they assemble, s3rver among them).
+    bool completed_as(std::string_view key, byte_view data, const std::vector<std::string>& part_etags) const;
     /// A POST to `url` (an XML body or none) answered by a result document; its <Error> is store.4.
     detail::s3_result post_for_result(const std::string& url, std::string_view key, std::string body,
                                       const char* what) const;
@@ -577,7 +581,29 @@ inline void s3_store::multipart_set(std::string_view key, byte_view data) const
                     detail::xml_escape(etags[i]) + "</ETag></Part>";
         }
         body += "</CompleteMultipartUpload>";
-        post_for_result(url + "?" + id_query, key, std::move(body), "CompleteMultipartUpload");
+        try
+        {
+            post_for_result(url + "?" + id_query, key, std::move(body), "CompleteMultipartUpload");
+        }
+        catch (const store_error&)
+        {
+            // A completion whose answer was lost on the way is sent again by the engine, and the
+            // server, having finished the upload, refuses the retry (AWS: 404 NoSuchUpload;
+            // s3rver: 500). The object is stored then: if `key` holds exactly what these parts
+            // make, the upload succeeded.
+            bool stored = false;
+            try
+            {
+                stored = completed_as(key, data, etags);
+            }
+            catch (const store_error&)
+            {
+            }
+            if (!stored)
+            {
+                throw;
+            }
+        }
     }
     catch (...)
     {
@@ -596,6 +622,71 @@ inline void s3_store::multipart_set(std::string_view key, byte_view data) const
         }
         throw;
     }
+}
+
+inline bool s3_store::completed_as(std::string_view key, byte_view data,
+                                   const std::vector<std::string>& part_etags) const
+{
+    detail::http_request q;
+    q.url = m_reader.url_of(key);
+    q.key = std::string(key);
+    q.what = detail::http_request::kind::head;
+    q.max_bytes = 0;
+    const auto res = m_engine->fetch(std::move(q));
+    if (!res.found || !res.size_known || res.object_size != data.size())
+    {
+        return false;
+    }
+    const auto unquoted = [](std::string_view e)
+    {
+        if (e.substr(0, 2) == "W/")
+        {
+            e.remove_prefix(2);
+        }
+        if (e.size() >= 2 && e.front() == '"' && e.back() == '"')
+        {
+            e = e.substr(1, e.size() - 2);
+        }
+        return std::string(e);
+    };
+    const std::string etag = unquoted(res.etag);
+    if (etag.empty())
+    {
+        return false;
+    }
+    // AWS's form: the MD5 of the parts' binary MD5s (each part's ETag), then "-" and their count.
+    std::string digests;
+    bool hex_parts = true;
+    for (const auto& p : part_etags)
+    {
+        const std::string h = unquoted(p);
+        if (h.size() != 32)
+        {
+            hex_parts = false;
+            break;
+        }
+        for (std::size_t i = 0; i < 32 && hex_parts; i += 2)
+        {
+            const auto nibble = [](char c) -> int
+            {
+                return c >= '0' && c <= '9'   ? c - '0'
+                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                              : -1;
+            };
+            const int hi = nibble(h[i]);
+            const int lo = nibble(h[i + 1]);
+            hex_parts = hi >= 0 && lo >= 0;
+            digests += static_cast<char>((hi << 4) | lo);
+        }
+    }
+    if (hex_parts && etag == detail::md5_hex(byte_view(reinterpret_cast<const std::byte*>(digests.data()),
+                                                       digests.size())) +
+                                 "-" + std::to_string(part_etags.size()))
+    {
+        return true;
+    }
+    return etag.find('-') == std::string::npos && etag == detail::md5_hex(data);
 }
 
 inline detail::posted_write s3_store::post(std::string_view key, buffer bytes)
