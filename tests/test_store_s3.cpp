@@ -507,6 +507,20 @@ TEST_SUITE("remote")
         CHECK(proxy_stats(server).at("refused") == 1);
     }
 
+    TEST_CASE("s3_store: the ETag AWS gives the object of a multipart upload, from its parts' ETags")
+    {
+        // Reference values from Python's hashlib: the MD5s of b"first part" and b"second part",
+        // and the MD5 of their two 16-byte digests one after the other, then "-2".
+        CHECK(zx::detail::multipart_etag(
+                  {"\"550cf6b6e60f65a0e3104a26e70fea42\"", "920B914BCA0A70780B40881B8F376135"}) ==
+              "2f2f82eceacf5bd0ac5d7c3d3d388849-2");
+        // Parts whose ETags are not MD5s (SSE-KMS, SSE-C) make no ETag to compare with.
+        CHECK(zx::detail::multipart_etag({"550cf6b6e60f65a0e3104a26e70fea42", "kms-etag"}).empty());
+        CHECK(zx::detail::multipart_etag({"550cf6b6e60f65a0e3104a26e70fea4g"}).empty());
+        CHECK(zx::detail::unquoted_etag("W/\"abc\"") == "abc");
+        CHECK(zx::detail::unquoted_etag("abc") == "abc");
+    }
+
     TEST_CASE("zip_writer publishes an archive as one object of a bucket: absent until commit, the same "
               "bytes as a local archive, read back through s3:// URLs")
     {

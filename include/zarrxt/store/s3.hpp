@@ -310,6 +310,55 @@ inline bool is_valid_key(std::string_view key)
     }
 }
 
+/// An ETag without its quotes (and without a weak validator's "W/").
+inline std::string unquoted_etag(std::string_view e)
+{
+    if (e.substr(0, 2) == "W/")
+    {
+        e.remove_prefix(2);
+    }
+    if (e.size() >= 2 && e.front() == '"' && e.back() == '"')
+    {
+        e = e.substr(1, e.size() - 2);
+    }
+    return std::string(e);
+}
+
+/// The ETag AWS gives the object a multipart upload of these parts makes: the hex MD5 of the
+/// parts' binary MD5s (each part's ETag) in order, "-", their count. Empty when a part's ETag is
+/// not an MD5 in hex (SSE-KMS and SSE-C parts), so it matches nothing.
+inline std::string multipart_etag(const std::vector<std::string>& part_etags)
+{
+    const auto nibble = [](char c) -> int
+    {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+    };
+    std::string digests;
+    for (const auto& p : part_etags)
+    {
+        const std::string h = unquoted_etag(p);
+        if (h.size() != 32)
+        {
+            return {};
+        }
+        for (std::size_t i = 0; i < 32; i += 2)
+        {
+            const int hi = nibble(h[i]);
+            const int lo = nibble(h[i + 1]);
+            if (hi < 0 || lo < 0)
+            {
+                return {};
+            }
+            digests += static_cast<char>((hi << 4) | lo);
+        }
+    }
+    return md5_hex(byte_view(reinterpret_cast<const std::byte*>(digests.data()), digests.size())) + "-" +
+           std::to_string(part_etags.size());
+}
+
 /// A bucket name that can be the first label of a host name (and of a TLS certificate's name).
 inline bool dns_compatible_bucket(std::string_view b)
 {
@@ -637,52 +686,12 @@ inline bool s3_store::completed_as(std::string_view key, byte_view data,
     {
         return false;
     }
-    const auto unquoted = [](std::string_view e)
-    {
-        if (e.substr(0, 2) == "W/")
-        {
-            e.remove_prefix(2);
-        }
-        if (e.size() >= 2 && e.front() == '"' && e.back() == '"')
-        {
-            e = e.substr(1, e.size() - 2);
-        }
-        return std::string(e);
-    };
-    const std::string etag = unquoted(res.etag);
+    const std::string etag = detail::unquoted_etag(res.etag);
     if (etag.empty())
     {
         return false;
     }
-    // AWS's form: the MD5 of the parts' binary MD5s (each part's ETag), then "-" and their count.
-    std::string digests;
-    bool hex_parts = true;
-    for (const auto& p : part_etags)
-    {
-        const std::string h = unquoted(p);
-        if (h.size() != 32)
-        {
-            hex_parts = false;
-            break;
-        }
-        for (std::size_t i = 0; i < 32 && hex_parts; i += 2)
-        {
-            const auto nibble = [](char c) -> int
-            {
-                return c >= '0' && c <= '9'   ? c - '0'
-                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                              : -1;
-            };
-            const int hi = nibble(h[i]);
-            const int lo = nibble(h[i + 1]);
-            hex_parts = hi >= 0 && lo >= 0;
-            digests += static_cast<char>((hi << 4) | lo);
-        }
-    }
-    if (hex_parts && etag == detail::md5_hex(byte_view(reinterpret_cast<const std::byte*>(digests.data()),
-                                                       digests.size())) +
-                                 "-" + std::to_string(part_etags.size()))
+    if (etag == detail::multipart_etag(part_etags))
     {
         return true;
     }
