@@ -213,11 +213,14 @@ def start_nginx(prefix, root, delay_ms=None):
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
             )
         _servers.append(p)
+
+        def listening():
+            return accepts(port) and (delayed is None or accepts(delayed[0]))
+
         until = time.time() + 10
-        while time.time() < until and p.poll() is None and not (
-                accepts(port) and (delayed is None or accepts(delayed[0]))):
+        while time.time() < until and p.poll() is None and not listening():
             time.sleep(0.02)
-        if p.poll() is None and accepts(port) and (delayed is None or accepts(delayed[0])):
+        if p.poll() is None and listening():
             return port if delayed is None else (port, delayed[0])
         _servers.remove(p)
         if p.poll() is None:

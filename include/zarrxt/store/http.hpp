@@ -125,6 +125,7 @@ public:
     std::uint64_t engine_steps() const { return m_engine->steps_taken(); }
 
 private:
+    friend class s3_store; // reads through one of these, and asks it for an object's ETag (head)
     detail::http_request request(std::string_view key, byte_range r, std::uint64_t max_bytes) const;
     /// A HEAD of `key` (nullopt: absent); store.5 when the answer has no size.
     std::optional<detail::http_response> head(std::string_view key) const;
