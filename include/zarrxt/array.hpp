@@ -12,14 +12,15 @@
 #pragma once
 
 #include "detail/array_core.hpp"
+#include "detail/core_instantiations.hpp" // the default cores, compiled once under the valve
 #include "detail/xtensor.hpp"
 #include "fixed_string.hpp"
-#include "record.hpp"
 #include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
+#include "record.hpp"
 #include "region.hpp"
 #include "selection.hpp"
-#include "vlen.hpp"
 #include "store/filesystem.hpp"
+#include "vlen.hpp"
 #include "zarrxt_fwd.hpp"
 
 #include <memory>

@@ -21,6 +21,7 @@
  */
 #pragma once
 
+#include "../config.hpp"
 #include "../detail/half.hpp"
 #include "../fill_value.hpp"
 #include "concepts.hpp"
@@ -107,6 +108,11 @@ private:
 /******************
  * implementation *
  ******************/
+
+// Under ZARRXT_SEPARATE_COMPILATION the members below are compiled once, in the compiled part
+// (config.hpp): their type dispatch instantiates a loop per pair of element types, which other
+// units need not parse or instantiate.
+#if ZARRXT_DEFINITIONS
 
 namespace detail
 {
@@ -379,7 +385,7 @@ inline dtype_id cast_target(const json& j)
 
 } // namespace detail
 
-inline cast_value cast_value::from_json(const json& cfg, const codec_context& ctx)
+ZARRXT_DECL cast_value cast_value::from_json(const json& cfg, const codec_context& ctx)
 {
     detail::check_keys(name, cfg, {"data_type", "rounding", "out_of_range", "scalar_map"});
     cast_value c;
@@ -493,7 +499,7 @@ inline cast_value cast_value::from_json(const json& cfg, const codec_context& ct
     return c;
 }
 
-inline json cast_value::to_json() const
+ZARRXT_DECL json cast_value::to_json() const
 {
     json j = {{"data_type", std::string(zarrxt::name(data_type))}};
     static constexpr const char* rounding_names[] = {"nearest-even", "towards-zero", "towards-positive",
@@ -514,8 +520,8 @@ inline json cast_value::to_json() const
     return j;
 }
 
-inline void cast_value::cast(const std::byte* src, dtype_id from, std::byte* dst, dtype_id to, std::size_t n,
-                             const std::vector<mapping>& map) const
+ZARRXT_DECL void cast_value::cast(const std::byte* src, dtype_id from, std::byte* dst, dtype_id to,
+                                  std::size_t n, const std::vector<mapping>& map) const
 {
     with_arithmetic_type(from,
                          [&](auto ft)
@@ -538,7 +544,7 @@ inline void cast_value::cast(const std::byte* src, dtype_id from, std::byte* dst
                          });
 }
 
-inline fill_value cast_value::encoded_fill(const fill_value& f) const
+ZARRXT_DECL fill_value cast_value::encoded_fill(const fill_value& f) const
 {
     // What an unwritten element stores as. A fill value the cast refuses (NaN into an integer type)
     // never reaches storage as such: the codecs after this one then see zero.
@@ -554,6 +560,8 @@ inline fill_value cast_value::encoded_fill(const fill_value& f) const
     }
     return out;
 }
+
+#endif // ZARRXT_DEFINITIONS
 
 static_assert(array_to_array_codec<cast_value>, "cast_value must meet the requirements of its codec kind");
 

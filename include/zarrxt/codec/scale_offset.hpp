@@ -13,6 +13,7 @@
  */
 #pragma once
 
+#include "../config.hpp"
 #include "../detail/half.hpp"
 #include "../fill_value.hpp"
 #include "concepts.hpp"
@@ -70,7 +71,12 @@ private:
  * implementation *
  ******************/
 
-inline scale_offset scale_offset::from_json(const json& cfg, const codec_context& ctx)
+// Under ZARRXT_SEPARATE_COMPILATION the members below are compiled once, in the compiled part
+// (config.hpp): their type dispatch instantiates a loop per pair of element types, which other
+// units need not parse or instantiate.
+#if ZARRXT_DEFINITIONS
+
+ZARRXT_DECL scale_offset scale_offset::from_json(const json& cfg, const codec_context& ctx)
 {
     detail::check_keys(name, cfg, {"offset", "scale"});
     scale_offset c;
@@ -108,7 +114,7 @@ inline scale_offset scale_offset::from_json(const json& cfg, const codec_context
     return c;
 }
 
-inline json scale_offset::to_json() const
+ZARRXT_DECL json scale_offset::to_json() const
 {
     json j = json::object();
     if (!m_offset_json.is_null())
@@ -122,7 +128,7 @@ inline json scale_offset::to_json() const
     return j;
 }
 
-inline void scale_offset::apply(const std::byte* src, std::byte* dst, std::size_t n, bool encoding) const
+ZARRXT_DECL void scale_offset::apply(const std::byte* src, std::byte* dst, std::size_t n, bool encoding) const
 {
     with_arithmetic_type(
         dtype,
@@ -205,6 +211,9 @@ inline void scale_offset::apply(const std::byte* src, std::byte* dst, std::size_
         });
 }
 
-static_assert(array_to_array_codec<scale_offset>, "scale_offset must meet the requirements of its codec kind");
+#endif // ZARRXT_DEFINITIONS
+
+static_assert(array_to_array_codec<scale_offset>,
+              "scale_offset must meet the requirements of its codec kind");
 
 } // namespace zarrxt::codec

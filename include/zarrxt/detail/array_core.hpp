@@ -83,98 +83,29 @@ public:
     using limits_type = Limits;
 
     array_core(Store store, std::string path, array_metadata meta, Executor exec, Limits limits,
-               codec_registry registry = {})
-        : m_store(std::move(store))
-        , m_path(std::move(path))
-        , m_meta(std::move(meta))
-        , m_exec(std::move(exec))
-        , m_limits(std::move(limits))
-        , m_lv(limit_values::from(m_limits))
-        , m_registry(std::move(registry))
-        , m_chain(bind_chain<chain_type>(m_meta, m_lv, m_registry))
-    {
-        if (m_meta.rectilinear)
-        {
-            m_shaped = std::make_unique<kernel::shaped_chains<chain_type>>(m_meta.codecs,
-                                                                          context_of(m_meta, m_lv, m_registry));
-            check_rectilinear_chains();
-        }
-    }
+               codec_registry registry = {});
 
     /// Open the array at `path` (any dtype/rank; the typed facade checks those); its chain knows
     /// the user codecs of `registry` besides the built-ins.
     static std::shared_ptr<array_core> open(const Store& store, std::string_view path, Executor exec,
-                                            Limits limits, codec_registry registry = {})
-    {
-        const std::string p = normalize_path(path);
-        const limit_values lv = limit_values::from(limits);
-        auto node = read_node(store, p, lv, registry.dtypes());
-        if (!node)
-        {
-            array_error e(array_errc::node_not_found, "no Zarr array or group at \"" + p + "\"");
-            e.with_key(p.empty() ? std::string("/") : p);
-            throw e;
-        }
-        if (node->kind != node_kind::array)
-        {
-            metadata_error e(metadata_errc::wrong_node_type, "expected an array at \"" + p + "\", found a group");
-            e.with_key(p.empty() ? std::string("/") : p);
-            throw e;
-        }
-        const std::string meta_key = join_key(p, node->zarr_format == 3 ? "zarr.json" : ".zarray");
-        return with_key_context(meta_key,
-                                [&]
-                                {
-                                    return std::make_shared<array_core>(store, p, std::move(node->array),
-                                                                        std::move(exec), std::move(limits),
-                                                                        std::move(registry));
-                                });
-    }
+                                            Limits limits, codec_registry registry = {});
 
     /// Create a v3 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
     static std::shared_ptr<array_core> create(Store& store, std::string_view path, const data_type& dtype,
                                               const v3_options& o, Executor exec, Limits limits,
-                                              codec_registry registry = {})
-    {
-        const std::string p = normalize_path(path);
-        array_metadata m = make_v3_metadata(join_key(p, "zarr.json"), dtype, o);
-        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits),
-                                    std::move(registry));
-    }
+                                              codec_registry registry = {});
 
     /// Create a v2 array of `dtype` (the metadata is built and validated by metadata/create.hpp).
     static std::shared_ptr<array_core> create(Store& store, std::string_view path, dtype_id dtype,
                                               const v2_options& o, Executor exec, Limits limits,
-                                              codec_registry registry = {})
-    {
-        const std::string p = normalize_path(path);
-        array_metadata m = make_v2_metadata(join_key(p, ".zarray"), dtype, o);
-        return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits),
-                                    std::move(registry));
-    }
+                                              codec_registry registry = {});
 
     /// Create an array from validated metadata (make_v3_metadata / make_v2_metadata, or
     /// parse_v3_array / parse_v2_array of a document a caller wrote): replace a node at the path when
     /// `overwrite`, add the groups above it, write the document.
     static std::shared_ptr<array_core> create_from_metadata(Store& store, std::string_view path,
                                                             array_metadata m, bool overwrite, Executor exec,
-                                                            Limits limits, codec_registry registry = {})
-    {
-        const std::string p = normalize_path(path);
-        const int format = m.zarr_format;
-        const std::string meta_key = join_key(p, format == 3 ? "zarr.json" : ".zarray");
-        auto core = with_key_context(
-            meta_key,
-            [&] { return prepare_create(store, p, std::move(m), exec, limits, overwrite, registry); });
-        if (format == 3)
-        {
-            // Write the codec configurations as the bound codecs state them (defaults filled in).
-            adopt_bound_codecs(core->m_meta, core->m_chain.specs());
-        }
-        ensure_parent_groups(store, p, format, core->m_lv);
-        write_array_metadata(store, p, core->m_meta);
-        return core;
-    }
+                                                            Limits limits, codec_registry registry = {});
 
     std::string chunk_key(const std::uint64_t* coords, std::size_t rank) const
     {
@@ -187,7 +118,8 @@ public:
     void read(const region<N>& r, std::byte* out, const kernel::strides_t<N>& strides,
               corruption_policy on_corruption, problem_list* problems = nullptr, value_arena* arena = nullptr)
     {
-        run([&](const auto& env) { kernel::read_region<N>(env, r, out, strides, on_corruption, problems); },
+        run([&](const kernel::kernel_env<chain_type>& env)
+            { kernel::read_region<N>(env, r, out, strides, on_corruption, problems); },
             arena);
     }
 
@@ -199,82 +131,26 @@ public:
     void write(const region<N>& r, const std::byte* src, const kernel::strides_t<N>& strides,
                bool write_empty_chunks, const std::uint8_t* mask = nullptr, value_arena* arena = nullptr)
     {
-        run([&](const auto& env)
+        run([&](const kernel::kernel_env<chain_type>& env)
             { kernel::write_region<N>(env, r, src, strides, write_empty_chunks, mask); },
             arena);
     }
 
     /// Replace the attributes and write the metadata document. In v2 a well-formed
     /// `_ARRAY_DIMENSIONS` member among them replaces the dimension names.
-    void set_attributes(json attributes)
-    {
-        std::lock_guard<std::mutex> g(m_meta_mutex);
-        m_meta.attributes = std::move(attributes);
-        if (m_meta.zarr_format == 2)
-        {
-            lift_v2_dimension_names(m_meta);
-        }
-        write_array_metadata(m_store, m_path, m_meta);
-    }
+    void set_attributes(json attributes);
 
     /// This array as its metadata is stored now (another handle or process may have resized it or
     /// replaced its attributes since this core was made), with the same store and policies.
-    std::shared_ptr<array_core> reopened() const
-    {
-        return open(m_store, m_path, m_exec, m_limits, m_registry);
-    }
+    std::shared_ptr<array_core> reopened() const;
 
     /// A core like this one whose shape is `shape`; nothing is written (see commit_metadata). A
     /// shape whose size in elements or bytes cannot be represented is array.8.
-    std::shared_ptr<array_core> with_shape(const std::vector<std::uint64_t>& shape) const
-    {
-        array_metadata m = m_meta;
-        if (shape.size() != m.shape.size())
-        {
-            throw array_error(array_errc::invalid_argument,
-                              "a new shape of rank " + std::to_string(shape.size()) +
-                                  " for an array of rank " + std::to_string(m.shape.size()));
-        }
-        m.shape = shape;
-        m.document["shape"] = shape;
-        try
-        {
-            if (m.rectilinear)
-            {
-                // Growing past the listed edges adds chunks of the last edge length; every
-                // existing chunk keeps its place and shape.
-                bool beyond = false;
-                for (std::size_t d = 0; d < shape.size(); ++d)
-                {
-                    beyond = beyond || m.rectilinear->covered(d) < shape[d];
-                }
-                if (beyond)
-                {
-                    rectilinear_grid g = *m.rectilinear;
-                    g.extend_to(shape);
-                    m.rectilinear = std::make_shared<const rectilinear_grid>(std::move(g));
-                    m.document["chunk_grid"]["configuration"]["chunk_shapes"] = m.rectilinear->to_json();
-                }
-                settle_rectilinear(m);
-            }
-            validate_geometry(m);
-        }
-        catch (const metadata_error& e)
-        {
-            throw array_error(array_errc::invalid_argument, "the new shape " +
-                                                                format_extents(shape.data(), shape.size()) +
-                                                                " is not representable: " + e.what());
-        }
-        return std::make_shared<array_core>(m_store, m_path, std::move(m), m_exec, m_limits, m_registry);
-    }
+    std::shared_ptr<array_core> with_shape(const std::vector<std::uint64_t>& shape) const;
 
     /// Write this core's metadata document (the one step of resize and append readers can see:
     /// the store replaces it atomically, so a reader gets the old shape or the new).
-    void commit_metadata()
-    {
-        std::lock_guard<std::mutex> g(m_meta_mutex);
-        write_array_metadata(m_store, m_path, m_meta);
-    }
+    void commit_metadata();
 
     /// Resize to `shape` (see array::resize): returns the core of the new shape, whose metadata is
     /// written last. Before it, with this core's shape still the stored one:
@@ -385,24 +261,10 @@ public:
 private:
     /// Call f(env) with the kernel environment of one operation (kernel/env.hpp): the store,
     /// executor and index cache reached through references, so the kernels f calls are compiled
-    /// per rank and chain only. A per-operation index cache lives for this call.
-    template <class F>
-    decltype(auto) run(F&& f, value_arena* arena = nullptr)
-    {
-        std::optional<IndexCache> local;
-        kernel::store_access_for<Store> store(m_store);
-        // A variable-length array always has an arena: a caller that reads no values (a write of
-        // whole chunks, the fill of a resize) may give none, and a rewrite decodes old values.
-        std::optional<value_arena> own;
-        if (arena == nullptr && is_vlen(m_meta.dtype))
-        {
-            arena = &own.emplace(m_lv.max_bytes_in_flight);
-        }
-        const kernel::kernel_env<chain_type> env{
-            m_meta,    m_path, m_chain, m_lv,          m_counters, op_cache(local), executor_ref(m_exec),
-            m_scratch, store,  arena,   m_shaped.get()};
-        return f(env);
-    }
+    /// per rank and chain only. A per-operation index cache lives for this call. Not a template:
+    /// what builds the environment (the store's access object and its virtual members, the index
+    /// cache and executor references) is compiled with the core, once for the default cores.
+    void run(function_ref<void(const kernel::kernel_env<chain_type>&)> f, value_arena* arena = nullptr);
 
     Store m_store;
     std::string m_path;
@@ -422,38 +284,7 @@ private:
     /// chunks must divide it): bind each edge length of each axis once at open, so such a grid is
     /// refused there, not by the first read that reaches the chunk. A codec's checks are per axis,
     /// so this covers every shape without binding the product of them.
-    void check_rectilinear_chains() const
-    {
-        const rectilinear_grid& grid = *m_meta.rectilinear;
-        const std::vector<std::uint64_t> counts = m_meta.grid_shape();
-        std::size_t bound = 0;
-        for (std::size_t d = 0; d < grid.rank() && bound < 1024; ++d)
-        {
-            std::vector<std::uint64_t> seen;
-            // A regular axis has one edge; else one per run whose chunks hold elements.
-            const auto& a = grid.axis_at(d);
-            std::vector<std::uint64_t> edges;
-            if (a.step != 0 && counts[d] > 0)
-            {
-                edges.push_back(a.step);
-            }
-            for (std::size_t k = 0; k < a.runs.size() && a.runs[k].first < counts[d]; ++k)
-            {
-                edges.push_back(a.runs[k].edge);
-            }
-            for (const std::uint64_t e : edges)
-            {
-                if (bound < 1024 && std::find(seen.begin(), seen.end(), e) == seen.end())
-                {
-                    seen.push_back(e);
-                    dims shape(m_meta.chunk_shape);
-                    shape[d] = e;
-                    m_shaped->get(shape);
-                    ++bound;
-                }
-            }
-        }
-    }
+    void check_rectilinear_chains() const;
 
     /// The index cache for one operation: a fresh one (per-operation policies) or the shared one.
     index_cache_ref op_cache(std::optional<IndexCache>& local)
@@ -470,24 +301,255 @@ private:
 
     static std::shared_ptr<array_core> prepare_create(Store& store, const std::string& p, array_metadata m,
                                                       Executor& exec, Limits& limits, bool overwrite,
-                                                      const codec_registry& registry)
-    {
-        const limit_values lv = limit_values::from(limits);
-        if (peek_node_kind(store, p, lv))
-        {
-            if (!overwrite)
-            {
-                array_error e(array_errc::node_exists,
-                              "a node already exists at \"" + p + "\" (pass overwrite = true to replace it)");
-                e.with_key(p.empty() ? std::string("/") : p);
-                throw e;
-            }
-            erase_node(store, p);
-        }
-        return std::make_shared<array_core>(store, p, std::move(m), std::move(exec), std::move(limits),
-                                            registry);
-    }
+                                                      const codec_registry& registry);
 };
+
+// The members outside the class are not inline: under ZARRXT_SEPARATE_COMPILATION the default
+// cores' members are compiled once in the compiled part (detail/core_instantiations.hpp), and an
+// explicit instantiation declaration only keeps non-inline members out of a user's unit.
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+array_core<Codecs, Store, IndexCache, Executor, Limits>::array_core(Store store, std::string path,
+                                                                    array_metadata meta, Executor exec,
+                                                                    Limits limits, codec_registry registry)
+    : m_store(std::move(store))
+    , m_path(std::move(path))
+    , m_meta(std::move(meta))
+    , m_exec(std::move(exec))
+    , m_limits(std::move(limits))
+    , m_lv(limit_values::from(m_limits))
+    , m_registry(std::move(registry))
+    , m_chain(bind_chain<chain_type>(m_meta, m_lv, m_registry))
+{
+    if (m_meta.rectilinear)
+    {
+        m_shaped = std::make_unique<kernel::shaped_chains<chain_type>>(m_meta.codecs,
+                                                                       context_of(m_meta, m_lv, m_registry));
+        check_rectilinear_chains();
+    }
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::open(const Store& store, std::string_view path,
+                                                                   Executor exec, Limits limits,
+                                                                   codec_registry registry)
+    -> std::shared_ptr<array_core>
+{
+    const std::string p = normalize_path(path);
+    const limit_values lv = limit_values::from(limits);
+    auto node = read_node(store, p, lv, registry.dtypes());
+    if (!node)
+    {
+        array_error e(array_errc::node_not_found, "no Zarr array or group at \"" + p + "\"");
+        e.with_key(p.empty() ? std::string("/") : p);
+        throw e;
+    }
+    if (node->kind != node_kind::array)
+    {
+        metadata_error e(metadata_errc::wrong_node_type, "expected an array at \"" + p + "\", found a group");
+        e.with_key(p.empty() ? std::string("/") : p);
+        throw e;
+    }
+    const std::string meta_key = join_key(p, node->zarr_format == 3 ? "zarr.json" : ".zarray");
+    return with_key_context(meta_key,
+                            [&]
+                            {
+                                return std::make_shared<array_core>(store, p, std::move(node->array),
+                                                                    std::move(exec), std::move(limits),
+                                                                    std::move(registry));
+                            });
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::create(Store& store, std::string_view path,
+                                                                     const data_type& dtype,
+                                                                     const v3_options& o, Executor exec,
+                                                                     Limits limits, codec_registry registry)
+    -> std::shared_ptr<array_core>
+{
+    const std::string p = normalize_path(path);
+    array_metadata m = make_v3_metadata(join_key(p, "zarr.json"), dtype, o);
+    return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits),
+                                std::move(registry));
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::create(Store& store, std::string_view path,
+                                                                     dtype_id dtype, const v2_options& o,
+                                                                     Executor exec, Limits limits,
+                                                                     codec_registry registry)
+    -> std::shared_ptr<array_core>
+{
+    const std::string p = normalize_path(path);
+    array_metadata m = make_v2_metadata(join_key(p, ".zarray"), dtype, o);
+    return create_from_metadata(store, p, std::move(m), o.overwrite, std::move(exec), std::move(limits),
+                                std::move(registry));
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::create_from_metadata(
+    Store& store, std::string_view path, array_metadata m, bool overwrite, Executor exec, Limits limits,
+    codec_registry registry) -> std::shared_ptr<array_core>
+{
+    const std::string p = normalize_path(path);
+    const int format = m.zarr_format;
+    const std::string meta_key = join_key(p, format == 3 ? "zarr.json" : ".zarray");
+    auto core = with_key_context(
+        meta_key, [&] { return prepare_create(store, p, std::move(m), exec, limits, overwrite, registry); });
+    if (format == 3)
+    {
+        // Write the codec configurations as the bound codecs state them (defaults filled in).
+        adopt_bound_codecs(core->m_meta, core->m_chain.specs());
+    }
+    ensure_parent_groups(store, p, format, core->m_lv);
+    write_array_metadata(store, p, core->m_meta);
+    return core;
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array_core<Codecs, Store, IndexCache, Executor, Limits>::set_attributes(json attributes)
+{
+    std::lock_guard<std::mutex> g(m_meta_mutex);
+    m_meta.attributes = std::move(attributes);
+    if (m_meta.zarr_format == 2)
+    {
+        lift_v2_dimension_names(m_meta);
+    }
+    write_array_metadata(m_store, m_path, m_meta);
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::reopened() const -> std::shared_ptr<array_core>
+{
+    return open(m_store, m_path, m_exec, m_limits, m_registry);
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::with_shape(
+    const std::vector<std::uint64_t>& shape) const -> std::shared_ptr<array_core>
+{
+    array_metadata m = m_meta;
+    if (shape.size() != m.shape.size())
+    {
+        throw array_error(array_errc::invalid_argument,
+                          "a new shape of rank " + std::to_string(shape.size()) + " for an array of rank " +
+                              std::to_string(m.shape.size()));
+    }
+    m.shape = shape;
+    m.document["shape"] = shape;
+    try
+    {
+        if (m.rectilinear)
+        {
+            // Growing past the listed edges adds chunks of the last edge length; every
+            // existing chunk keeps its place and shape.
+            bool beyond = false;
+            for (std::size_t d = 0; d < shape.size(); ++d)
+            {
+                beyond = beyond || m.rectilinear->covered(d) < shape[d];
+            }
+            if (beyond)
+            {
+                rectilinear_grid g = *m.rectilinear;
+                g.extend_to(shape);
+                m.rectilinear = std::make_shared<const rectilinear_grid>(std::move(g));
+                m.document["chunk_grid"]["configuration"]["chunk_shapes"] = m.rectilinear->to_json();
+            }
+            settle_rectilinear(m);
+        }
+        validate_geometry(m);
+    }
+    catch (const metadata_error& e)
+    {
+        throw array_error(array_errc::invalid_argument, "the new shape " +
+                                                            format_extents(shape.data(), shape.size()) +
+                                                            " is not representable: " + e.what());
+    }
+    return std::make_shared<array_core>(m_store, m_path, std::move(m), m_exec, m_limits, m_registry);
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array_core<Codecs, Store, IndexCache, Executor, Limits>::commit_metadata()
+{
+    std::lock_guard<std::mutex> g(m_meta_mutex);
+    write_array_metadata(m_store, m_path, m_meta);
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array_core<Codecs, Store, IndexCache, Executor, Limits>::check_rectilinear_chains() const
+{
+    const rectilinear_grid& grid = *m_meta.rectilinear;
+    const std::vector<std::uint64_t> counts = m_meta.grid_shape();
+    std::size_t bound = 0;
+    for (std::size_t d = 0; d < grid.rank() && bound < 1024; ++d)
+    {
+        std::vector<std::uint64_t> seen;
+        // A regular axis has one edge; else one per run whose chunks hold elements.
+        const auto& a = grid.axis_at(d);
+        std::vector<std::uint64_t> edges;
+        if (a.step != 0 && counts[d] > 0)
+        {
+            edges.push_back(a.step);
+        }
+        for (std::size_t k = 0; k < a.runs.size() && a.runs[k].first < counts[d]; ++k)
+        {
+            edges.push_back(a.runs[k].edge);
+        }
+        for (const std::uint64_t e : edges)
+        {
+            if (bound < 1024 && std::find(seen.begin(), seen.end(), e) == seen.end())
+            {
+                seen.push_back(e);
+                dims shape(m_meta.chunk_shape);
+                shape[d] = e;
+                m_shaped->get(shape);
+                ++bound;
+            }
+        }
+    }
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+void array_core<Codecs, Store, IndexCache, Executor, Limits>::run(
+    function_ref<void(const kernel::kernel_env<chain_type>&)> f, value_arena* arena)
+{
+    std::optional<IndexCache> local;
+    kernel::store_access_for<Store> store(m_store);
+    // A variable-length array always has an arena: a caller that reads no values (a write of
+    // whole chunks, the fill of a resize) may give none, and a rewrite decodes old values.
+    std::optional<value_arena> own;
+    if (arena == nullptr && is_vlen(m_meta.dtype))
+    {
+        arena = &own.emplace(m_lv.max_bytes_in_flight);
+    }
+    const kernel::kernel_env<chain_type> env{
+        m_meta,    m_path, m_chain, m_lv,          m_counters, op_cache(local), executor_ref(m_exec),
+        m_scratch, store,  arena,   m_shaped.get()};
+    f(env);
+}
+
+template <class Codecs, class Store, class IndexCache, class Executor, class Limits>
+auto array_core<Codecs, Store, IndexCache, Executor, Limits>::prepare_create(Store& store,
+                                                                             const std::string& p,
+                                                                             array_metadata m, Executor& exec,
+                                                                             Limits& limits, bool overwrite,
+                                                                             const codec_registry& registry)
+    -> std::shared_ptr<array_core>
+{
+    const limit_values lv = limit_values::from(limits);
+    if (peek_node_kind(store, p, lv))
+    {
+        if (!overwrite)
+        {
+            array_error e(array_errc::node_exists,
+                          "a node already exists at \"" + p + "\" (pass overwrite = true to replace it)");
+            e.with_key(p.empty() ? std::string("/") : p);
+            throw e;
+        }
+        erase_node(store, p);
+    }
+    return std::make_shared<array_core>(store, p, std::move(m), std::move(exec), std::move(limits), registry);
+}
 
 /// The core of an array with the default policies (zarrxt_fwd.hpp) over `Store`: the one whose
 /// kernels the compiled part holds (kernel/instantiations.hpp) and the one any_array uses.
