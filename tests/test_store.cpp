@@ -464,7 +464,7 @@ TEST_SUITE("store")
         zxtest::temp_dir dir;
         zx::filesystem_store s(dir.path());
         s.set("k", zx::as_bytes("old"));
-        // Appends of every size around the 2 MiB piece: small ones gathered, a large one written
+        // Appends of every size around the piece (256 KiB): small ones gathered, a large one written
         // partly from the gathered piece and partly straight, a remainder gathered again.
         constexpr std::size_t piece = zx::filesystem_store::object_writer::piece;
         std::vector<std::byte> expect;
