@@ -59,9 +59,10 @@ namespace detail
 /// the length of each write (up to 2 MiB on ext4), and 2 MiB folios come from the largest free
 /// blocks, which a virtual machine with free page reporting (virtio-balloon) has returned to its
 /// host: the first copy into each such block waits for the host. Measured on a 2-core virtual
-/// machine with free page reporting (Linux 6.18, ext4), writing a fresh 2 GiB file took 6.3 s as 2 MiB writes
-/// and 0.6-0.8 s as 256 KiB writes; with warm memory both take 30 ms per 100 MB, as do 100 MB written in 512
-/// KiB or 1 MiB calls (64 KiB: 33 ms). 256 KiB keeps the large-folio gain without the cold blocks.
+/// machine with free page reporting (Linux 6.18, ext4), writing a fresh 2 GiB file took 6.3 s
+/// as 2 MiB writes and 0.6-0.8 s as 256 KiB writes; with warm memory both take 30 ms per
+/// 100 MB, as do 100 MB written in 512 KiB or 1 MiB calls (64 KiB: 33 ms). 256 KiB keeps the
+/// large-folio gain without the cold blocks.
 inline constexpr std::size_t write_step = std::size_t{256} << 10;
 
 } // namespace detail
