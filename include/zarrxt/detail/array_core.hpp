@@ -23,6 +23,7 @@
 #include "../options.hpp"
 #include "../store/concepts.hpp"
 #include "../vlen.hpp"
+#include "function_ref.hpp"
 
 #include <algorithm>
 #include <array>

@@ -377,6 +377,27 @@ inline bool write_all(int fd, const std::byte* src, std::size_t n) noexcept
     return true;
 }
 
+/// write_all at `offset` (pwrite: the file position is left alone), in the same steps.
+inline bool pwrite_all(int fd, const std::byte* src, std::size_t n, std::uint64_t offset) noexcept
+{
+    while (n > 0)
+    {
+        const ssize_t r = ::pwrite(fd, src, std::min(n, write_step), static_cast<off_t>(offset));
+        if (r < 0)
+        {
+            if (errno == EINTR)
+            {
+                continue;
+            }
+            return false;
+        }
+        src += r;
+        n -= static_cast<std::size_t>(r);
+        offset += static_cast<std::uint64_t>(r);
+    }
+    return true;
+}
+
 } // namespace detail
 
 inline filesystem_store::key_guard filesystem_store::lock_key(std::string_view key) const
@@ -626,20 +647,9 @@ inline void filesystem_store::object_writer::write_at(std::uint64_t offset, byte
         throw std::out_of_range("zarrxt: object_writer::write_at past the bytes appended so far");
     }
     flush();
-    std::size_t done = 0;
-    while (done < data.size())
+    if (!detail::pwrite_all(m_fd, data.data(), data.size(), offset))
     {
-        const ssize_t r =
-            ::pwrite(m_fd, data.data() + done, data.size() - done, static_cast<off_t>(offset + done));
-        if (r < 0)
-        {
-            if (errno == EINTR)
-            {
-                continue;
-            }
-            fail("write");
-        }
-        done += static_cast<std::size_t>(r);
+        fail("write");
     }
 }
 
