@@ -63,11 +63,6 @@ std::string base64(const std::string& in)
     return out;
 }
 
-std::string peer_script(const char* name)
-{
-    return zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/" + name;
-}
-
 /// fsspec's ReferenceFileSystem + zarr 2.13 reading `array` through `refs`, run in `dir` (fsspec
 /// resolves relative targets against the working directory): its flattened values.
 std::vector<double> fsspec_values(const std::filesystem::path& dir, const std::filesystem::path& refs,
@@ -75,7 +70,7 @@ std::vector<double> fsspec_values(const std::filesystem::path& dir, const std::f
 {
     const auto r =
         zxtest::run("cd " + zxtest::quote(dir.string()) + " && " + zxtest::quote(zxtest::debian_python()) +
-                    " " + zxtest::quote(peer_script("kerchunk_peer.py")) + " " +
+                    " " + zxtest::quote(zxtest::peer_script("kerchunk_peer.py")) + " " +
                     zxtest::quote(refs.string()) + " " + zxtest::quote(array));
     INFO(r.output);
     REQUIRE(r.status == 0);

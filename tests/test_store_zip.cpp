@@ -45,15 +45,10 @@ std::string text_of(const std::optional<zx::buffer>& b)
     return std::string(zx::as_string_view(*b));
 }
 
-std::string peer_script(const char* name)
-{
-    return zxtest::env("ZARRXT_SOURCE_DIR") + "/tests/peers/" + name;
-}
-
 zxtest::command_result python_peer(const std::string& verb, const std::filesystem::path& archive)
 {
     return zxtest::run(zxtest::quote(zxtest::debian_python()) + " " +
-                       zxtest::quote(peer_script("zip_peer.py")) + " " + verb + " " +
+                       zxtest::quote(zxtest::peer_script("zip_peer.py")) + " " + verb + " " +
                        zxtest::quote(archive.string()));
 }
 
@@ -388,7 +383,7 @@ TEST_SUITE("zip")
         }
         const auto r = zxtest::run("ZARRXT_NODE_MODULES=" + zxtest::quote(nm) + " " +
                                    zxtest::quote(zxtest::node_program()) + " " +
-                                   zxtest::quote(peer_script("zarrita_peer.mjs")) + " dump-zip " +
+                                   zxtest::quote(zxtest::peer_script("zarrita_peer.mjs")) + " dump-zip " +
                                    zxtest::quote(dest.string()) + " g/sharded");
         INFO(r.output.substr(0, 2000));
         REQUIRE(r.status == 0);

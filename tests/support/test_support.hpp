@@ -53,6 +53,12 @@ inline std::string env(const char* name, const std::string& fallback = "")
     return v != nullptr ? std::string(v) : fallback;
 }
 
+/// A peer program under tests/peers/ of the source tree.
+inline std::string peer_script(const char* name)
+{
+    return env("ZARRXT_SOURCE_DIR") + "/tests/peers/" + name;
+}
+
 inline bool peers_required()
 {
     return env("ZARRXT_REQUIRE_PEERS") == "1";
