@@ -21,7 +21,7 @@ stage() {
     { cat "$work/install.log"; return 1; }
   staged="$work/stage$prefix"
   for f in "$staged/$libdir/cmake/zarrxt/zarrxtConfig.cmake" "$staged/$libdir/cmake/zarrxt/zarrxtConfigVersion.cmake" \
-           "$staged/$libdir/pkgconfig/zarrxt.pc" "$staged/$libdir/libzarrxt_compiled.a" \
+           "$staged/$libdir/pkgconfig/zarrxt.pc" "$staged/$libdir/pkgconfig/zarrxt-compiled.pc" "$staged/$libdir/libzarrxt_compiled.a" \
            "$staged/include/zarrxt/zarrxt.hpp" "$staged/include/zarrxt.h" "$staged/$libdir/pkgconfig/zarrxt-c.pc" \
            "$staged/$libdir/libzarrxt_c.a" "$staged/$libdir/libzarrxt_c.so"; do
     [ -f "$f" ] || { echo "meson install did not install ${f#"$work/stage"}"; return 1; }
@@ -62,6 +62,12 @@ pkgconfig)
   [ "$got" = "$version" ] || { echo "pkg-config says zarrxt $got, meson says $version"; exit 1; }
   pkg-config --cflags zarrxt | grep -q -- "-I$staged/include" ||
     { echo "pkg-config --cflags zarrxt does not point into the staged tree: $(pkg-config --cflags zarrxt)"; exit 1; }
+  # zarrxt-compiled.pc: the valve's define on top of zarrxt.pc, and the staged archive.
+  [ "$(pkg-config --modversion zarrxt-compiled)" = "$version" ] || { echo "zarrxt-compiled.pc has another version"; exit 1; }
+  pkg-config --cflags zarrxt-compiled | grep -q -- "-DZARRXT_SEPARATE_COMPILATION" ||
+    { echo "pkg-config --cflags zarrxt-compiled lacks the valve: $(pkg-config --cflags zarrxt-compiled)"; exit 1; }
+  pkg-config --libs zarrxt-compiled | grep -q -- "-L$staged/$libdir .*-lzarrxt_compiled" ||
+    { echo "pkg-config --libs zarrxt-compiled: $(pkg-config --libs zarrxt-compiled)"; exit 1; }
   meson setup "$work/b" "$work/project" --buildtype=plain -Dexpect_version="$version"
   ninja -C "$work/b"
   check_run "$work/b/consumer"
