@@ -535,8 +535,7 @@ int hash(std::uint64_t rows)
 }
 
 /// The codecs' own speeds on the field's chunks (one thread): what the ratio of HDF5-deflate to
-/// zarrxt-zstd times should approach when both are bound by their codec. Measured twice: on 16
-/// chunks that stay in the cache, and streaming 64 chunks through memory.
+/// zarrxt-zstd times should approach when both are bound by their codec.
 int codecs()
 {
     const std::uint64_t n = chunk[0] * chunk[1] * chunk[2];
@@ -630,86 +629,8 @@ int codecs()
                         }
                     }
                 });
-    // The same codecs streaming through memory, as the jobs use them: 64 chunks (128 MiB, more than
-    // any cache of this machine), each compressed from its own place in the input into its own
-    // place in an arena and decompressed into its own place in an output, every buffer touched
-    // before the clock starts. The figures above keep their chunks and one output in the cache, the
-    // best case for the faster codec; a job streams the field, so the goal is judged by these.
-    const int stream_count = 64;
-    std::vector<float> field_in(n * stream_count);
-    for (int c = 0; c < stream_count; ++c)
-    {
-        fill(zx::region<3>{{static_cast<std::uint64_t>(c) * 5 % 16 * chunk[0],
-                            static_cast<std::uint64_t>(c) / 8 % 8 * chunk[1],
-                            static_cast<std::uint64_t>(c) % 8 * chunk[2]},
-                           {chunk[0], chunk[1], chunk[2]}},
-             field_in.data() + static_cast<std::size_t>(c) * n);
-    }
-    const std::size_t slot = packed.size();
-    std::vector<char> arena(slot * stream_count);
-    std::vector<std::size_t> sizes(stream_count);
-    std::vector<float> field_out(n * stream_count);
-    auto in_at = [&](int c) { return field_in.data() + static_cast<std::size_t>(c) * n; };
-    auto out_at = [&](int c) { return field_out.data() + static_cast<std::size_t>(c) * n; };
-    auto slot_at = [&](int c) { return arena.data() + static_cast<std::size_t>(c) * slot; };
-    auto same = [&](const char* what)
-    {
-        if (std::memcmp(field_in.data(), field_out.data(), field_in.size() * sizeof(float)) != 0)
-        {
-            fail(std::string(what) + " streaming round trip");
-        }
-        std::memset(field_out.data(), 0, field_out.size() * sizeof(float));
-    };
-    const double szc = best_of(2,
-                               [&]
-                               {
-                                   for (int c = 0; c < stream_count; ++c)
-                                   {
-                                       sizes[c] = ZSTD_compressCCtx(cctx, slot_at(c), slot, in_at(c), raw, 1);
-                                   }
-                               });
-    const double szd = best_of(2,
-                               [&]
-                               {
-                                   for (int c = 0; c < stream_count; ++c)
-                                   {
-                                       ZSTD_decompressDCtx(dctx, out_at(c), raw, slot_at(c), sizes[c]);
-                                   }
-                               });
-    same("zstd");
-    const double sdc =
-        best_of(2,
-                [&]
-                {
-                    for (int c = 0; c < stream_count; ++c)
-                    {
-                        uLongf d = static_cast<uLongf>(slot);
-                        if (compress2(reinterpret_cast<Bytef*>(slot_at(c)), &d,
-                                      reinterpret_cast<const Bytef*>(in_at(c)), raw, 1) != Z_OK)
-                        {
-                            fail("compress2");
-                        }
-                        sizes[c] = d;
-                    }
-                });
-    const double sdd = best_of(2,
-                               [&]
-                               {
-                                   for (int c = 0; c < stream_count; ++c)
-                                   {
-                                       uLongf d = static_cast<uLongf>(raw);
-                                       uncompress(reinterpret_cast<Bytef*>(out_at(c)), &d,
-                                                  reinterpret_cast<const Bytef*>(slot_at(c)), sizes[c]);
-                                   }
-                               });
-    same("zlib");
-    const double smb = static_cast<double>(raw) * stream_count / 1e6;
     const double mb = static_cast<double>(raw) * count / 1e6;
-    std::cout << "{\"zstd1_stream_compress_mbps\": " << smb / szc
-              << ", \"zstd1_stream_decompress_mbps\": " << smb / szd
-              << ", \"deflate1_stream_compress_mbps\": " << smb / sdc
-              << ", \"deflate1_stream_decompress_mbps\": " << smb / sdd
-              << ", \"zstd1_compress_mbps\": " << mb / zc << ", \"zstd1_decompress_mbps\": " << mb / zd
+    std::cout << "{\"zstd1_compress_mbps\": " << mb / zc << ", \"zstd1_decompress_mbps\": " << mb / zd
               << ", \"zstd1_ratio\": " << static_cast<double>(raw) * count / static_cast<double>(zbytes)
               << ", \"deflate1_compress_mbps\": " << mb / dc << ", \"deflate1_decompress_mbps\": " << mb / dd
               << ", \"deflate1_ratio\": " << static_cast<double>(raw) * count / static_cast<double>(dbytes)
