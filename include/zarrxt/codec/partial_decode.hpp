@@ -29,6 +29,11 @@ namespace zarrxt::codec
 inline constexpr std::uint64_t coalesce_gap = 4096;
 /// A coalesced request never exceeds this many bytes (unless one inner chunk or one row alone does).
 inline constexpr std::uint64_t coalesce_max = 32u << 20;
+/// A coalesced request that is read into a worker's staging buffer (a shard's encoded inner chunks)
+/// never exceeds this many bytes, unless one inner chunk alone does: the buffer is held, and first
+/// touched, by every worker, so it is memory beside the result. Requests read straight into the
+/// result keep coalesce_max.
+inline constexpr std::uint64_t stage_max = 4u << 20;
 /// When one object's batches are spread over workers, none is cut below this much decoded data.
 inline constexpr std::uint64_t spread_min = 128u << 10;
 

@@ -125,8 +125,9 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
 
     std::sort(hits.begin(), hits.end(), [](const hit& a, const hit& b) { return a.offset < b.offset; });
     // One request is also one read of at most max_chunk_bytes (a single inner chunk may need all of it).
+    // Batches are staged in the worker's buffer before their inner chunks decode: stage_max.
     const std::uint64_t cap =
-        std::max<std::uint64_t>(1, std::min({coalesce_max, budget, ctx.limits.max_chunk_bytes}));
+        std::max<std::uint64_t>(1, std::min({stage_max, budget, ctx.limits.max_chunk_bytes}));
     std::size_t per_batch = hits.size();
     if (workers > 1)
     {
