@@ -287,6 +287,45 @@ TEST_SUITE("sharding")
         CHECK(s.stats().reads == 1 + a.stats().payload_reads); // all through the one handle
     }
 
+    TEST_CASE("a shard read stages at most 1 MiB per request, or one larger inner chunk")
+    {
+        // Every request of a shard read is staged in a worker's buffer before its inner chunks
+        // decode, so its size is the memory a read holds beside its result.
+        zxtest::temp_dir dir;
+        zx::filesystem_store s(dir.path());
+        auto check = [&](const std::string& name, std::uint64_t n, std::uint64_t inner)
+        {
+            auto a = zx::create<std::uint8_t, 1, zx::dynamic_chain, zx::no_index_cache>(
+                s, name,
+                zx::v3_options{.shape = {n},
+                               .chunk_shape = {n},
+                               .codecs = {zx::sharded({inner}, {zx::codec_spec("bytes")})}});
+            xt::xtensor<std::uint8_t, 1> data = xt::empty<std::uint8_t>({n});
+            for (std::uint64_t i = 0; i < n; ++i)
+            {
+                data(i) = static_cast<std::uint8_t>(i * 7 + i / 251);
+            }
+            a.write({{0}, {n}}, data);
+            a.reset_stats();
+            CHECK(tensors_equal(a.read(), data));
+            // The inner chunks lie back to back: as many per request as fit in 1 MiB (the bound
+            // docs/sharding.md gives), at least one.
+            const std::uint64_t per = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / inner);
+            const std::uint64_t chunks = n / inner;
+            CHECK(a.stats().payload_bytes == n);
+            CHECK(a.stats().payload_reads == (chunks + per - 1) / per);
+        };
+        SUBCASE("small inner chunks: several requests, none above 1 MiB")
+        {
+            // 40 inner chunks of 100 kB: 4 MB, which one request could cover if it were not capped.
+            check("small", 4'000'000, 100'000);
+        }
+        SUBCASE("inner chunks larger than 1 MiB: one request each")
+        {
+            check("large", 3 * ((std::uint64_t{1} << 20) + 4096), (std::uint64_t{1} << 20) + 4096);
+        }
+    }
+
     TEST_CASE("the batches of a shard read are announced to the store at once, before any is read")
     {
         // One 512x512 uint16 shard of 64x64 uncompressed inner chunks (8 KiB each). A band of one

@@ -15,6 +15,8 @@
  */
 #pragma once
 
+#include "../detail/buffer.hpp"
+#include "../detail/checked.hpp"
 #include "../detail/endian.hpp"
 #include "../kernel/io.hpp"
 #include "concepts.hpp"
@@ -32,8 +34,9 @@ inline constexpr std::uint64_t coalesce_max = 32u << 20;
 /// A coalesced request that is read into a worker's staging buffer (a shard's encoded inner chunks)
 /// never exceeds this many bytes, unless one inner chunk alone does: the buffer is held, and first
 /// touched, by every worker, so it is memory beside the result. Requests read straight into the
-/// result keep coalesce_max.
-inline constexpr std::uint64_t stage_max = 4u << 20;
+/// result keep coalesce_max. At 1 MiB a 100 MB shard read stays within its result + 8 MiB of peak
+/// RSS on two workers, as fast as with 4 MiB batches (docs/benchmarks.md, 2026-12-07).
+inline constexpr std::uint64_t stage_max = 1u << 20;
 /// When one object's batches are spread over workers, none is cut below this much decoded data.
 inline constexpr std::uint64_t spread_min = 128u << 10;
 
@@ -62,6 +65,7 @@ struct read_plan
     shard_index_ptr index;        ///< a shard's index (its generation is the shard's)
     std::vector<hit> hits;
     std::vector<batch> batches;
+    std::uint64_t largest = 0; ///< bytes of the largest batch
 
     void reset(const box& r)
     {
@@ -71,8 +75,28 @@ struct read_plan
         index = nullptr;
         hits.clear();
         batches.clear();
+        largest = 0;
+    }
+
+    void add_batch(std::uint64_t begin, std::uint64_t end, std::size_t first, std::size_t last)
+    {
+        batches.push_back({begin, end, first, last});
+        largest = std::max(largest, end - begin);
     }
 };
+
+/// Make a worker's staging buffer large enough for every batch of `plan` before the first one is
+/// read into it. Growing it batch by batch (each a little larger than the last) frees and
+/// allocates a few MiB again and again, and glibc then serves them from its heap without giving
+/// the freed ones back: measured on a 100 MB shard read with 2 MiB batches, 4 MiB more peak RSS on one
+/// thread, and with 4 MiB batches 5-9 MiB more on two.
+inline void stage_for(const read_plan& plan, buffer& staging)
+{
+    if (staging.capacity() < plan.largest)
+    {
+        staging.resize_discard(zarrxt::detail::to_size(plan.largest, "batch bytes"));
+    }
+}
 
 /// What a codec that can read part of an object offers (the sharding codec, raw chunks).
 class partial_decoder
@@ -176,7 +200,7 @@ bool plan_read(const Chain& chain, range_reader& src, const box& region, piece_s
     plan.whole = true;
     if (region.elements() != 0)
     {
-        plan.batches.push_back({0, 0, 0, 0});
+        plan.add_batch(0, 0, 0, 0);
     }
     return true;
 }
@@ -347,7 +371,7 @@ inline bool raw_decoder::plan_read(range_reader& src, const box& region, piece_s
     }
     if (m_shape.empty())
     {
-        plan.batches.push_back({0, m_bytes, 0, 1});
+        plan.add_batch(0, m_bytes, 0, 1);
         return true;
     }
     // Rows along the first axis are the unit: within a row the bytes between the region's runs
@@ -373,8 +397,8 @@ inline bool raw_decoder::plan_read(range_reader& src, const box& region, piece_s
     for (std::uint64_t r = 0; r < rows; r += per_batch)
     {
         const std::uint64_t last = std::min(rows, r + per_batch);
-        plan.batches.push_back({row_begin(region, r), row_begin(region, last - 1) + span,
-                                static_cast<std::size_t>(r), static_cast<std::size_t>(last)});
+        plan.add_batch(row_begin(region, r), row_begin(region, last - 1) + span, static_cast<std::size_t>(r),
+                       static_cast<std::size_t>(last));
     }
     return true;
 }

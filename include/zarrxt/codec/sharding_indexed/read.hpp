@@ -157,7 +157,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
             e.with_range(begin, end - begin);
             throw e;
         }
-        plan.batches.push_back({begin, end, i, j + 1});
+        plan.add_batch(begin, end, i, j + 1);
         i = j + 1;
     }
     return true;
@@ -174,6 +174,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::read_batch(range_read
     const std::uint64_t end = bt.end;
     buffer local;
     buffer& data = ctx.scratch != nullptr ? ctx.scratch->io : local; // the worker's, reused
+    stage_for(plan, data);
     auto info =
         src.read_to(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1), data);
     if (!info || info->generation != plan.index->generation || data.size() != end - begin)
