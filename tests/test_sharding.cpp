@@ -291,6 +291,7 @@ TEST_SUITE("sharding")
     {
         // Every request of a shard read is staged in a worker's buffer before its inner chunks
         // decode, so its size is the memory a read holds beside its result.
+        constexpr std::uint64_t bound = std::uint64_t{1} << 20; // the bound docs/sharding.md gives
         zxtest::temp_dir dir;
         zx::filesystem_store s(dir.path());
         auto check = [&](const std::string& name, std::uint64_t n, std::uint64_t inner)
@@ -308,9 +309,8 @@ TEST_SUITE("sharding")
             a.write({{0}, {n}}, data);
             a.reset_stats();
             CHECK(tensors_equal(a.read(), data));
-            // The inner chunks lie back to back: as many per request as fit in 1 MiB (the bound
-            // docs/sharding.md gives), at least one.
-            const std::uint64_t per = std::max<std::uint64_t>(1, (std::uint64_t{1} << 20) / inner);
+            // The inner chunks lie back to back: as many per request as fit in the bound, at least one.
+            const std::uint64_t per = std::max<std::uint64_t>(1, bound / inner);
             const std::uint64_t chunks = n / inner;
             CHECK(a.stats().payload_bytes == n);
             CHECK(a.stats().payload_reads == (chunks + per - 1) / per);
@@ -322,7 +322,7 @@ TEST_SUITE("sharding")
         }
         SUBCASE("inner chunks larger than 1 MiB: one request each")
         {
-            check("large", 3 * ((std::uint64_t{1} << 20) + 4096), (std::uint64_t{1} << 20) + 4096);
+            check("large", 3 * (bound + 4096), bound + 4096);
         }
     }
 
