@@ -1,4 +1,4 @@
-// ODR check, part B (see test_odr_a.cpp).
+// ODR check, part B (part A is at the end of test_readme.cpp).
 #include <zarrxt/zarrxt.hpp>
 
 float odr_b_read(zarrxt::memory_store& s)
