@@ -332,6 +332,37 @@ TEST_SUITE("regressions")
         CHECK(r.output == "zarrxt.codec.2 a/c/0");
     }
 
+    TEST_CASE("a legacy zstd frame is refused before libzstd's legacy decoder allocates its window")
+    {
+        // Found by tests/fuzz (fuzz_codecs, regressions/codecs/zstd_legacy_frame_window): magic
+        // 0xFD2FB527 is the zstd v0.7 format, which libzstd's legacy decoder handles without the
+        // window limit the streaming path sets, so 48 bytes cost a 128 MiB allocation. The same
+        // bytes, as a chunk and through the codec with and without a known size.
+        const std::string frame(
+            "'\xb5/\xfd\x00\x88\x00\x00\x22storansformerage_transformers\x22\x00(M/\xfd\x00\x00", 46);
+        zx::codec::zstd z;
+        for (const bool sized : {false, true})
+        {
+            zx::buffer in = zx::buffer::copy_of(zx::as_bytes(frame));
+            zx::buffer out;
+            const zx::codec::decode_hint hint{sized ? std::optional<std::size_t>(64) : std::nullopt,
+                                              std::size_t{2} << 20};
+            CHECK_THROWS_WITH_AS(z.decode(in.mutable_view(), out, hint),
+                                 doctest::Contains("legacy (pre-1.0) zstd frame"), zx::codec_error);
+        }
+        zx::buffer in = zx::buffer::copy_of(zx::as_bytes(frame));
+        zx::buffer dest(64);
+        CHECK_THROWS_WITH(z.decode_to(in.mutable_view(), dest.mutable_view()),
+                          doctest::Contains("legacy (pre-1.0) zstd frame"));
+        zx::memory_store s;
+        auto a = zx::create<std::uint8_t, 1>(s, "a",
+                                             zx::v3_options{.shape = {64},
+                                                            .chunk_shape = {64},
+                                                            .codecs = {bytes_le(), zx::codec_spec("zstd")}});
+        put_bytes(s, "a/c/0", frame);
+        CHECK_THROWS_WITH(a.read(), doctest::Contains("legacy (pre-1.0) zstd frame"));
+    }
+
     TEST_CASE("zstd decode_to an empty destination copies from a null pointer")
     {
         // A frame that records no content size and holds one empty raw block, decoded into a

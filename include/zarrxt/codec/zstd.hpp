@@ -96,6 +96,30 @@ inline unsigned long long zstd_declared_size(byte_view in, std::size_t* complete
     return unknown ? ZSTD_CONTENTSIZE_UNKNOWN : total;
 }
 
+/// True when a frame of `in` (the first, or one after complete frames) is in one of the pre-1.0
+/// formats (magic numbers 0xFD2FB51E-0xFD2FB527). libzstd built with legacy support decodes them
+/// with decoders that ignore the window limit set on the context: a 48-byte legacy frame made the
+/// streaming path allocate 128 MiB (found by fuzz_codecs). No Zarr writer produces them.
+inline bool zstd_has_legacy_frame(byte_view in) noexcept
+{
+    std::size_t pos = 0;
+    while (in.size() - pos >= 4)
+    {
+        const std::uint32_t m = load_le32(in.data() + pos);
+        if (m >= 0xFD2FB51Eu && m <= 0xFD2FB527u)
+        {
+            return true;
+        }
+        const std::size_t frame = ZSTD_findFrameCompressedSize(in.data() + pos, in.size() - pos);
+        if (ZSTD_isError(frame) || frame == 0)
+        {
+            return false;
+        }
+        pos += frame;
+    }
+    return false;
+}
+
 } // namespace detail
 
 namespace codec
@@ -155,6 +179,7 @@ public:
     /// Decode straight into `dest`, which is exactly the decoded size.
     void decode_to(mutable_byte_view in, mutable_byte_view dest) const
     {
+        refuse_legacy(in);
         const unsigned long long declared = zarrxt::detail::zstd_declared_size(in);
         if (declared == ZSTD_CONTENTSIZE_ERROR)
         {
@@ -182,6 +207,7 @@ public:
         {
             throw limit_exceeded("max_chunk_bytes", *hint.exact, hint.max);
         }
+        refuse_legacy(in);
         std::size_t complete = 0;
         const unsigned long long declared = zarrxt::detail::zstd_declared_size(in, &complete);
         if (declared == ZSTD_CONTENTSIZE_ERROR && complete != 0 && !starts_frame(in.subspan(complete)))
@@ -221,6 +247,15 @@ public:
     }
 
 private:
+    static void refuse_legacy(byte_view in)
+    {
+        if (zarrxt::detail::zstd_has_legacy_frame(in))
+        {
+            throw codec_error(codec_errc::corrupt_stream, name,
+                              "a legacy (pre-1.0) zstd frame: zarrxt reads only the zstd 1.x frame format");
+        }
+    }
+
     /// A frame's own checksum (written with `checksum: true`, verified by libzstd) is error 4.
     [[noreturn]] static void throw_decode_error(std::size_t code)
     {
