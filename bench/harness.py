@@ -1391,8 +1391,9 @@ def main():
         "getrusage: on Linux ru_maxrss survives fork and exec, so every trial would report the harness's own "
         "peak (the deviation from BENCHMARKS.md's wording keeps its intent, 'nothing large in the parent'). "
         "'At start' is the peak before the array is opened; peers' RSS includes their interpreter.",
-        "I/O: zarrxt's filesystem store opens the file once per request, so objects opened = index reads + "
-        "payload reads; the floor opens each object once and reads its ranges with pread.",
+        "I/O: zarrxt's own counters, index reads and payload reads (one per range or coalesced batch of "
+        "ranges; the filesystem store reads every range of one object through one open handle); the floor "
+        "opens each object once and reads its ranges with pread.",
         "Peers are timed around their read call only, like zarrxt; they run single-threaded (GDAL 3.6's Zarr "
         "driver and zarrita decode on one thread), so only the single-thread rows list them.",
     ]
