@@ -58,13 +58,31 @@ inline ZSTD_CCtx* zstd_thread_cctx()
 /// Sum of the content sizes of the frames in `in`: ZSTD_CONTENTSIZE_UNKNOWN when a frame does not
 /// record it, ZSTD_CONTENTSIZE_ERROR when `in` is not a sequence of complete frames.
 /// `complete`, when given, receives the length of the prefix made of complete frames.
-inline unsigned long long zstd_declared_size(byte_view in, std::size_t* complete = nullptr) noexcept
+///
+/// A frame in one of the pre-1.0 formats (magic numbers 0xFD2FB51E-0xFD2FB527) ends the walk with
+/// ZSTD_CONTENTSIZE_ERROR and sets `*legacy`. libzstd built with legacy support decodes them with
+/// decoders that ignore the window limit set on the context: a 48-byte legacy frame made the
+/// streaming path allocate 128 MiB (found by fuzz_codecs). No Zarr writer produces them.
+inline unsigned long long zstd_declared_size(byte_view in, std::size_t* complete = nullptr,
+                                             bool* legacy = nullptr) noexcept
 {
     unsigned long long total = 0;
     bool unknown = false;
     std::size_t pos = 0;
     while (pos < in.size())
     {
+        if (in.size() - pos >= 4)
+        {
+            const std::uint32_t m = load_le32(in.data() + pos);
+            if (m >= 0xFD2FB51Eu && m <= 0xFD2FB527u)
+            {
+                if (legacy != nullptr)
+                {
+                    *legacy = true;
+                }
+                return ZSTD_CONTENTSIZE_ERROR;
+            }
+        }
         const std::size_t frame = ZSTD_findFrameCompressedSize(in.data() + pos, in.size() - pos);
         if (ZSTD_isError(frame) || frame == 0)
         {
@@ -94,30 +112,6 @@ inline unsigned long long zstd_declared_size(byte_view in, std::size_t* complete
         return ZSTD_CONTENTSIZE_ERROR;
     }
     return unknown ? ZSTD_CONTENTSIZE_UNKNOWN : total;
-}
-
-/// True when a frame of `in` (the first, or one after complete frames) is in one of the pre-1.0
-/// formats (magic numbers 0xFD2FB51E-0xFD2FB527). libzstd built with legacy support decodes them
-/// with decoders that ignore the window limit set on the context: a 48-byte legacy frame made the
-/// streaming path allocate 128 MiB (found by fuzz_codecs). No Zarr writer produces them.
-inline bool zstd_has_legacy_frame(byte_view in) noexcept
-{
-    std::size_t pos = 0;
-    while (in.size() - pos >= 4)
-    {
-        const std::uint32_t m = load_le32(in.data() + pos);
-        if (m >= 0xFD2FB51Eu && m <= 0xFD2FB527u)
-        {
-            return true;
-        }
-        const std::size_t frame = ZSTD_findFrameCompressedSize(in.data() + pos, in.size() - pos);
-        if (ZSTD_isError(frame) || frame == 0)
-        {
-            return false;
-        }
-        pos += frame;
-    }
-    return false;
 }
 
 } // namespace detail
@@ -179,7 +173,7 @@ public:
     /// Decode straight into `dest`, which is exactly the decoded size.
     void decode_to(mutable_byte_view in, mutable_byte_view dest) const
     {
-        refuse_legacy(in);
+        // Legacy frames are refused by the general path below, before libzstd sees them.
         const unsigned long long declared = zarrxt::detail::zstd_declared_size(in);
         if (declared == ZSTD_CONTENTSIZE_ERROR)
         {
@@ -207,9 +201,14 @@ public:
         {
             throw limit_exceeded("max_chunk_bytes", *hint.exact, hint.max);
         }
-        refuse_legacy(in);
         std::size_t complete = 0;
-        const unsigned long long declared = zarrxt::detail::zstd_declared_size(in, &complete);
+        bool legacy = false;
+        const unsigned long long declared = zarrxt::detail::zstd_declared_size(in, &complete, &legacy);
+        if (legacy)
+        {
+            throw codec_error(codec_errc::corrupt_stream, name,
+                              "a legacy (pre-1.0) zstd frame: zarrxt reads only the zstd 1.x frame format");
+        }
         if (declared == ZSTD_CONTENTSIZE_ERROR && complete != 0 && !starts_frame(in.subspan(complete)))
         {
             throw codec_error(codec_errc::trailing_bytes, name,
@@ -247,15 +246,6 @@ public:
     }
 
 private:
-    static void refuse_legacy(byte_view in)
-    {
-        if (zarrxt::detail::zstd_has_legacy_frame(in))
-        {
-            throw codec_error(codec_errc::corrupt_stream, name,
-                              "a legacy (pre-1.0) zstd frame: zarrxt reads only the zstd 1.x frame format");
-        }
-    }
-
     /// A frame's own checksum (written with `checksum: true`, verified by libzstd) is error 4.
     [[noreturn]] static void throw_decode_error(std::size_t code)
     {
