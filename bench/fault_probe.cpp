@@ -5,14 +5,17 @@
 //              numpy do for large fresh arrays: one fault per 2 MiB page)
 //   populate   mmap, madvise(MADV_POPULATE_WRITE) (Linux 5.14), then write (the kernel maps every
 //              page in one call, no fault per page)
-// It prints the deciles of each in ms. It does not use zarrxt: it separates the machine's cost of
-// fresh memory from the library's (docs/benchmarks.md, "Fresh outputs and huge pages").
+// It prints the deciles of each in ms. Of zarrxt it uses only the huge-page advice itself
+// (detail/buffer.hpp), so it separates the machine's cost of fresh memory from the library's
+// (docs/benchmarks.md, "Fresh outputs and huge pages"). Below 4 MiB that advice gives none.
 //
 //   fault_probe [TRIALS [BYTES [PAUSE_MS]]]   default 30 trials of 100,000,000 bytes, no pause
 //
 // PAUSE_MS sleeps before every buffer: memory the process gave back a moment ago is still mapped
 // in the host of a virtual machine, while memory freed seconds ago may have been handed back to
 // the host (virtio free page reporting) and costs host faults again, as a fresh process meets it.
+#include <zarrxt/detail/buffer.hpp>
+
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -58,14 +61,7 @@ double touch_once(std::size_t n, way w)
     }
     if (w == way::hugepage)
     {
-        constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-        const auto a = reinterpret_cast<std::uintptr_t>(p);
-        const std::uintptr_t begin = (a + huge - 1) / huge * huge;
-        const std::uintptr_t end = (a + n) / huge * huge;
-        if (begin < end)
-        {
-            ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-        }
+        zarrxt::detail::advise_huge_pages(p, n); // exactly the advice read() gives its result
     }
     else if (w == way::populate && ::madvise(p, n, MADV_POPULATE_WRITE) != 0)
     {
