@@ -1,6 +1,7 @@
 // W2 large 1-d arrays (BENCHMARKS.md): one trial per process, printed as one JSON object.
 //
 //   w2 --op read  --dir DIR --name NAME --data KIND --n N --chunk C --shard S --codec CODEC [--threads P]
+//         [--fresh WAY]
 //   w2 --op write --dir SCRATCH --data KIND --n N --chunk C --shard S --codec CODEC [--threads P] [--keep]
 //   w2 --op bandwidth [--threads P]
 //
@@ -11,11 +12,18 @@
 // timing, after a sync), then reads it back and compares every byte. Each is followed, in the same process,
 // by its floor (floor.hpp). `bandwidth` measures memcpy throughput with 1 and P threads, which bounds the
 // P-thread floor.
+//
+// --fresh chooses how the timed read gets its fresh 100 MB result, to compare ways of preparing it
+// in the same run (bench/fresh_ab.py): `read` (default) is read() itself; the others allocate the
+// result as read() does and read_into it: `advice` gives it only the huge-page advice (what read()
+// did before detail/fresh_memory.hpp), `plain` nothing, `populate` maps it with 4 KiB pages first.
 #include "executors.hpp"
 #include "floor.hpp"
 #include "plans.hpp"
 
 #include <zarrxt/zarrxt.hpp>
+
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <iostream>
@@ -27,6 +35,7 @@ namespace
 
 struct w2_case
 {
+    std::string fresh = "read";
     std::string kind;
     bool semi_random = false;
     std::uint64_t n = 0;
@@ -59,6 +68,32 @@ std::uint64_t stored_bytes(const std::filesystem::path& dir)
     return total;
 }
 
+/// The whole array into a fresh result prepared the way --fresh says (not read()'s own way).
+template <class A>
+xt::xtensor<std::uint8_t, 1> read_fresh(const A& a, const w2_case& c)
+{
+    auto out = xt::xtensor<std::uint8_t, 1>::from_shape({static_cast<std::size_t>(c.n)});
+    if (c.fresh == "advice")
+    {
+        zx::detail::advise_huge_pages(out.data(), out.size());
+    }
+    else if (c.fresh == "populate")
+    {
+        const auto b = (reinterpret_cast<std::uintptr_t>(out.data()) + 4095) / 4096 * 4096;
+        const auto e = (reinterpret_cast<std::uintptr_t>(out.data()) + out.size()) / 4096 * 4096;
+        if (b < e && ::madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE) != 0)
+        {
+            zxb::fail("madvise(MADV_POPULATE_WRITE) failed");
+        }
+    }
+    else if (c.fresh != "plain")
+    {
+        zxb::fail("--fresh must be read, advice, plain or populate");
+    }
+    a.read_into(zx::region<1>{{0}, {c.n}}, out);
+    return out;
+}
+
 template <class Executor>
 zxb::json read_ours(const w2_case& c, const std::string& dir, const std::string& name, Executor exec)
 {
@@ -72,7 +107,7 @@ zxb::json read_ours(const w2_case& c, const std::string& dir, const std::string&
     }
     const zxb::io_counts io0 = zxb::proc_io();
     const std::uint64_t t0 = zxb::now_ns();
-    auto out = a.read();
+    auto out = c.fresh == "read" ? a.read() : read_fresh(a, c);
     const std::uint64_t t1 = zxb::now_ns();
     const zxb::io_counts io1 = zxb::proc_io();
     j["ns"] = t1 - t0;
@@ -181,6 +216,7 @@ int main(int argc, char** argv)
     c.shard = args.num("shard", 0);
     c.codec = zxb::parse_codec(args.str("codec"));
     c.threads = static_cast<unsigned>(args.num("threads", 1));
+    c.fresh = args.str("fresh", "read");
     const std::string dir = args.str("dir");
 
     zxb::json j;

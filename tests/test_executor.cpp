@@ -5,8 +5,13 @@
 
 #include <xtensor/xview.hpp>
 
+#include <zarrxt/detail/fresh_memory.hpp>
+
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <set>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
 
@@ -146,5 +151,89 @@ TEST_SUITE("executor")
             CHECK(zx::open<std::string, 2>(s, "a").read({{1, 2}, {30, 20}}) ==
                   xt::xtensor<std::string, 2>(xt::view(data, xt::range(1, 31), xt::range(2, 22))));
         }
+    }
+
+    TEST_CASE("huge pages are kept while they pay and given up after a run of slow steps")
+    {
+        // Budget 1 ms a step, at most 8 ms saved up (the defaults).
+        zx::detail::huge_page_governor fast;
+        for (int i = 0; i < 100; ++i)
+        {
+            REQUIRE(fast.keep(300'000));
+        }
+        CHECK(fast.keep(5'000'000)); // one spike among fast steps is paid from what they saved
+        CHECK(fast.keep(300'000));
+        zx::detail::huge_page_governor saved;
+        for (int i = 0; i < 100; ++i)
+        {
+            REQUIRE(saved.keep(0));
+        }
+        CHECK_FALSE(saved.keep(10'000'000)); // savings are capped: 8 ms + this step's 1 ms < 10 ms
+        zx::detail::huge_page_governor cold;
+        CHECK_FALSE(cold.keep(2'000'000)); // a slow first step: nothing saved to pay for it
+        zx::detail::huge_page_governor even;
+        for (int i = 0; i < 10; ++i)
+        {
+            REQUIRE(even.keep(1'000'000)); // exactly the budget is still worth it
+        }
+        zx::detail::huge_page_governor slow;
+        CHECK(slow.keep(500'000));
+        CHECK(slow.keep(1'200'000));
+        CHECK_FALSE(slow.keep(1'400'000)); // 3 ms allowed, 3.1 ms spent
+    }
+
+    TEST_CASE("a large fresh result is mapped before the read, by every worker, and stays zero")
+    {
+        constexpr std::size_t huge = std::size_t{2} << 20;
+        constexpr std::size_t page = 4096;
+        const std::size_t n = 9 * huge + 3 * page; // over the threshold, neither end 2 MiB aligned
+        auto resident = [](std::byte* b, std::size_t bytes)
+        {
+            std::vector<unsigned char> v(bytes / page);
+            REQUIRE(::mincore(b, bytes, v.data()) == 0);
+            return static_cast<std::size_t>(
+                std::count_if(v.begin(), v.end(), [](unsigned char c) { return (c & 1) != 0; }));
+        };
+        zx::thread_pool pool(1);
+        for (int way = 0; way < 2; ++way)
+        {
+            CAPTURE(way);
+            void* m =
+                ::mmap(nullptr, n + 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            REQUIRE(m != MAP_FAILED);
+            auto* base = static_cast<std::byte*>(m);
+            std::byte* p = base + page; // a malloc'd block starts past a header, as here
+            const auto a = reinterpret_cast<std::uintptr_t>(p);
+            auto* first = reinterpret_cast<std::byte*>((a + huge - 1) / huge * huge);
+            auto* last = reinterpret_cast<std::byte*>((a + n) / huge * huge);
+            const std::size_t interior = static_cast<std::size_t>(last - first);
+            REQUIRE(interior >= 8 * huge);
+            CHECK(resident(first, interior) == 0); // nothing mapped before
+            const zx::detail::fresh_report r =
+                way == 0 ? zx::detail::prepare_fresh(p, n, zx::inline_executor{})
+                         : zx::detail::prepare_fresh(p, n, zx::thread_pool_executor(pool));
+            if (r.advice_only)
+            {
+                MESSAGE(
+                    "this kernel cannot populate (before Linux 5.14): only the huge-page advice was given");
+            }
+            else
+            {
+                CHECK(r.huge_bytes + r.small_bytes == interior);
+                CHECK(resident(first, interior) == interior / page);
+            }
+            CHECK(std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; }));
+            std::memset(p, 7, n); // and it is writable
+            CHECK(std::to_integer<int>(p[n - 1]) == 7);
+            ::munmap(m, n + 2 * huge);
+        }
+        // Below the threshold nothing is mapped: a small result is left to its first writes.
+        void* m = ::mmap(nullptr, 2 * huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        REQUIRE(m != MAP_FAILED);
+        const zx::detail::fresh_report small =
+            zx::detail::prepare_fresh(m, zx::detail::huge_page_threshold - page, zx::inline_executor{});
+        CHECK(small.huge_bytes + small.small_bytes == 0);
+        CHECK(resident(static_cast<std::byte*>(m), 2 * huge) == 0);
+        ::munmap(m, 2 * huge);
     }
 }

@@ -13,6 +13,7 @@
 
 #include "detail/array_core.hpp"
 #include "detail/core_instantiations.hpp" // the default cores, compiled once under the valve
+#include "detail/fresh_memory.hpp"
 #include "detail/xtensor.hpp"
 #include "fixed_string.hpp"
 #include "kernel/instantiations.hpp" // read.hpp, write.hpp, and their extern templates
@@ -26,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -397,6 +399,16 @@ private:
                              const codec_registry& registry, Executor exec, Limits limits);
     void check_read(const region_type& r) const;
     void check_write(const region_type& r) const;
+    /// A fresh result that the read will write in full: when it is large, map it first, by the
+    /// executor's workers, with huge pages while they pay (detail/fresh_memory.hpp). Elements that
+    /// construction already wrote (strings) are mapped already.
+    void prepare_result(T* out, std::size_t elements) const
+    {
+        if constexpr (std::is_trivially_default_constructible_v<T>)
+        {
+            detail::prepare_fresh(out, elements * sizeof(T), m_core->executor());
+        }
+    }
     /// Region and value errors name the array (its path, "/" for the root), as open() does.
     template <class F>
     void named(F&& f) const
@@ -698,8 +710,7 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read(const region
         shape[d] = static_cast<std::size_t>(r.extent[d]);
     }
     tensor_type out = tensor_type::from_shape(shape);
-    // The result is fresh memory the read touches first: large ones get huge pages (see buffer.hpp).
-    detail::advise_huge_pages(out.data(), out.size() * sizeof(T));
+    prepare_result(out.data(), out.size());
     read_raw(r, out.data());
     return out;
 }
@@ -806,6 +817,7 @@ auto array<T, N, Codecs, Store, IndexCache, Executor, Limits>::read_checked(cons
         shape[d] = static_cast<std::size_t>(r.extent[d]);
     }
     checked_read result{tensor_type::from_shape(shape), {}};
+    prepare_result(result.data.data(), result.data.size());
     problem_list problems;
     if constexpr (is_string)
     {
@@ -963,6 +975,7 @@ requires(sizeof...(S) == N && N > 0)
             typename result_type::shape_type shape;
             std::copy(extents.begin(), extents.end(), shape.begin());
             out = result_type::from_shape(shape);
+            prepare_result(out.data(), out.size());
             box_buffer box;
             plan.template for_each_cell<region_type>(
                 [&](const region_type& r, const auto& groups)

@@ -254,6 +254,7 @@ public:
     const array_metadata& metadata() const noexcept { return m_meta; }
     const chain_type& chain() const noexcept { return m_chain; }
     const limit_values& limits() const noexcept { return m_lv; }
+    const Executor& executor() const noexcept { return m_exec; }
     /// The user codecs this array's chain was built with (empty: the built-ins only).
     const codec_registry& registry() const noexcept { return m_registry; }
     io_counters& counters() noexcept { return m_counters; }
