@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 # The benchmark harness's helpers (machine, git state, timing of a build command).
-from harness import ROOT, build_failed, git_info, machine_info, sh, timed
+from harness import ROOT, build_failed, git_info, machine_info, portable, sh, timed
 TARGETS = {"header_only": 1.5, "separate": 1.2}
 
 COMMON_HEAD = r"""#include <xtensor/xtensor.hpp>
@@ -180,10 +180,10 @@ def trace(tmp, extra, top=12):
             totals[name[6:]] = totals.get(name[6:], 0) + dur
         elif name == "Source":
             # Inclusive time per header: a header parsed inside another counts in both.
-            key = detail.replace(ROOT + "/", "")
+            key = portable(detail)
             sources[key] = sources.get(key, 0) + dur
         elif name in ("InstantiateFunction", "InstantiateClass"):
-            key = detail[:160]
+            key = portable(detail)[:160]
             inst[key] = inst.get(key, 0) + dur
 
     def head(d):

@@ -34,7 +34,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import resource
 import shlex
 import shutil
@@ -107,13 +106,19 @@ def run(cmd, env=None, cwd=None):
     return json.loads(lines[-1])
 
 
+def portable(text):
+    """`text` with this checkout's location left out (its paths relative to the repository), so
+    that records name no machine's paths."""
+    return text.replace(ROOT + "/", "")
+
+
 def probe(cmd, env=None):
     """Run a peer once; returns None when it works, else the reason it gave (its last error line)."""
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if p.returncode == 0:
         return None
     lines = [x.strip() for x in p.stderr.strip().splitlines() if x.strip()]
-    return lines[-1][:300] if lines else "exit %d" % p.returncode
+    return portable(lines[-1])[:300] if lines else "exit %d" % p.returncode
 
 
 def summary(values):

@@ -97,7 +97,7 @@ def machine(build, scratch):
         "packages": pkgs,
         "commit": commit,
         "dirty": dirty,
-        "scratch": scratch,
+        "scratch": scratch.replace(ROOT + "/", ""),  # no machine's paths in a record
         "scratch_fs": first_line(["stat", "-f", "-c", "%T", scratch]),
         "load_start": os.getloadavg(),
     }
