@@ -63,10 +63,10 @@ for page in pages:
             problems.append(f"{page.relative_to(root)} links to {target}, which does not exist")
 
 # The benchmark record docs/benchmarks.md cites comes with its charts, linked beside it (the
-# main suite's records; the remote, MPI and compile-cost records have no charts).
+# main suite's records; the remote, MPI, compile-cost and fresh-result records have no charts).
 bench_md = (root / "docs/benchmarks.md").read_text()
 for record in sorted(set(re.findall(r"\(\.\./bench/records/([^)/]+)\.md\)", bench_md))):
-    if re.search(r"-(remote|mpi|compile)$", record):
+    if re.search(r"-(remote|mpi|compile|fresh)$", record):
         continue
     for chart in ("w1", "w2"):
         if f"../bench/records/{record}-{chart}.svg" not in bench_md:
