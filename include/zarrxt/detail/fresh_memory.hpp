@@ -130,8 +130,9 @@ inline int populate_slab(std::byte* begin, std::byte* end, fresh_report& r) noex
 /// huge pages while they pay (huge_page_governor). Below huge_page_threshold, and outside Linux,
 /// nothing is done. When the kernel cannot populate, only the huge-page advice is given (as numpy
 /// does). A populate that fails otherwise (out of memory) stops preparing; the writes then fault
-/// the pages in as they would have without it. The memory's content is unchanged (zero, as the
-/// kernel hands it out).
+/// the pages in as they would have without it. The memory's content is unchanged: populating maps
+/// the pages a first write would have mapped and leaves pages already mapped (memory malloc reused
+/// from its heap) as they are.
 template <class Executor>
 fresh_report prepare_fresh(void* p, std::size_t n, const Executor& exec) noexcept
 {
