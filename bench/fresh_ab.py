@@ -53,18 +53,9 @@ def main():
 
     build = os.path.abspath(args.build)
     exe = os.path.join(build, "bench", "w2")
-    node_env = dict(os.environ)
-    node_env["ZARRXT_NODE_MODULES"] = os.path.join(build, "npm", "node_modules")
     vers = hb.versions(build)
-    node_env["ZXB_ZARRITA_VERSION"] = vers.get("zarrita") or "?"
+    node_env = hb.make_node_env(build, vers)
     w2_dir, data_info = hb.ensure_data(os.path.join(build, "bench-data"), "w2", node_env)
-    node = ["node", os.path.join(HERE, "peers", "zarrita_bench.mjs")]
-    pyr = [hb.PYTHON, os.path.join(HERE, "peers", "py_read.py")]
-    peers = {
-        "python3-zarr": lambda a, k, *count: pyr + ["zarr-w2", w2_dir, a, k] + list(count),
-        "gdal": lambda a, k, *count: pyr + ["gdal-w2", w2_dir, a, k] + list(count),
-        "zarrita": lambda a, k, *count: node + ["read-w2", w2_dir, a, k] + list(count),
-    }
 
     now = datetime.datetime.now(datetime.timezone.utc)
     git = hb.git_info()
@@ -91,10 +82,10 @@ def main():
         for way in WAYS:
             cmd = [exe, "--op", "read", "--dir", w2_dir, "--name", name, "--fresh", way] + common
             runners["zarrxt " + way] = (cmd, None)
-        for p, mk in peers.items():
-            reason = hb.probe(mk(name, kind, "8"), env=node_env)
+        for p, mk in hb.W2_PEERS.items():
+            reason = hb.probe(mk(w2_dir, name, kind, "8"), env=node_env)
             if reason is None:
-                runners[p] = (mk(name, kind), node_env)
+                runners[p] = (mk(w2_dir, name, kind), node_env)
             else:
                 rec["unavailable"].append({"peer": p, "array": name, "reason": reason})
         want = hb.w2_expected_sha(kind, hb.W2_N)

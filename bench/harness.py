@@ -121,6 +121,25 @@ def probe(cmd, env=None):
     return portable(lines[-1])[:300] if lines else "exit %d" % p.returncode
 
 
+# The peers' programs, and the commands of the W2 whole-array reads: name -> command for
+# (data set dir, array, kind[, count]).
+PY_READ = [PYTHON, os.path.join(HERE, "peers", "py_read.py")]
+ZARRITA = ["node", os.path.join(HERE, "peers", "zarrita_bench.mjs")]
+W2_PEERS = {
+    "python3-zarr": lambda d, a, k, *count: PY_READ + ["zarr-w2", d, a, k, *count],
+    "gdal": lambda d, a, k, *count: PY_READ + ["gdal-w2", d, a, k, *count],
+    "zarrita": lambda d, a, k, *count: ZARRITA + ["read-w2", d, a, k, *count],
+}
+
+
+def make_node_env(build, vers):
+    """The environment the Node peers run in: the build's npm modules and zarrita's version."""
+    env = dict(os.environ)
+    env["ZARRXT_NODE_MODULES"] = os.path.join(build, "npm", "node_modules")
+    env["ZXB_ZARRITA_VERSION"] = vers.get("zarrita") or "?"
+    return env
+
+
 def summary(values):
     v = sorted(values)
     return {"median": statistics.median(v), "min": v[0], "max": v[-1], "trials": values}
@@ -550,7 +569,6 @@ def run_w2(ctx):
     build, env = ctx["build"], ctx["node_env"]
     exe = os.path.join(build, "bench", "w2")
     node = ["node", os.path.join(HERE, "peers", "zarrita_bench.mjs")]
-    pyr = [PYTHON, os.path.join(HERE, "peers", "py_read.py")]
     scratch = ctx["scratch"]
     if os.path.exists(scratch):
         shutil.rmtree(scratch)  # only ever holds trial outputs of this harness (see --scratch)
@@ -560,11 +578,7 @@ def run_w2(ctx):
     # Peers read the 1e8-element arrays on the single-thread read cases. Which peer can read which
     # array is asked, not assumed: each reads the array's first 8 elements once (the reason it gives
     # when it cannot is recorded).
-    peers = {
-        "python3-zarr": lambda d, a, k, *count: pyr + ["zarr-w2", d, a, k] + list(count),
-        "gdal": lambda d, a, k, *count: pyr + ["gdal-w2", d, a, k] + list(count),
-        "zarrita": lambda d, a, k, *count: node + ["read-w2", d, a, k] + list(count),
-    }
+    peers = W2_PEERS
 
     def peer_case(c):
         return c["op"] == "read" and c["threads"] == 1 and c["layout"] != "big" and not ctx["no_w2_peers"]
@@ -1308,10 +1322,8 @@ def main():
 
     build = os.path.abspath(args.build)
     parts = set(args.only.split(","))
-    node_env = dict(os.environ)
-    node_env["ZARRXT_NODE_MODULES"] = os.path.join(build, "npm", "node_modules")
     vers = versions(build)
-    node_env["ZXB_ZARRITA_VERSION"] = vers.get("zarrita") or "?"
+    node_env = make_node_env(build, vers)
     ctx = {
         "build": build,
         "quick": args.quick,

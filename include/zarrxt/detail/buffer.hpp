@@ -34,25 +34,39 @@ namespace detail
 
 /// Memory of at least this many bytes gets the huge-page advice before its first touch.
 inline constexpr std::size_t huge_page_threshold = std::size_t{4} << 20;
+/// The transparent huge page size of x86-64 and most 64-bit Arm kernels.
+inline constexpr std::size_t huge_page_size = std::size_t{2} << 20;
+
+/// The whole huge pages inside [p, p + n) as [begin, end), for memory of huge_page_threshold
+/// bytes or more; begin == end otherwise (smaller memory is left to the kernel's defaults).
+inline std::pair<std::byte*, std::byte*> huge_page_interior(void* p, std::size_t n) noexcept
+{
+    if (n < huge_page_threshold)
+    {
+        return {nullptr, nullptr};
+    }
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    const std::uintptr_t begin = (a + huge_page_size - 1) / huge_page_size * huge_page_size;
+    const std::uintptr_t end = (a + n) / huge_page_size * huge_page_size;
+    if (begin >= end)
+    {
+        return {nullptr, nullptr};
+    }
+    return {reinterpret_cast<std::byte*>(begin), reinterpret_cast<std::byte*>(end)};
+}
 
 /// Advise the kernel to back the whole 2 MiB pages inside [p, p + n) with transparent huge pages,
-/// for memory about to be written for the first time (fresh shard buffers, read() results):
-/// first-touch faults then cost one per 2 MiB instead of one per 4 KiB, which is what numpy asks
-/// for large arrays too. Advice only: without THP (or with it off) nothing changes.
+/// for memory about to be written for the first time (fresh shard buffers, scratch buffers; a
+/// read() result is prepared by detail/fresh_memory.hpp instead): first-touch faults then cost one
+/// per 2 MiB instead of one per 4 KiB, which is what numpy asks for large arrays too. Advice only:
+/// without THP (or with it off) nothing changes.
 inline void advise_huge_pages([[maybe_unused]] void* p, [[maybe_unused]] std::size_t n) noexcept
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    constexpr std::uintptr_t huge = std::uintptr_t{2} << 20;
-    if (n < huge_page_threshold)
+    const auto [begin, end] = huge_page_interior(p, n);
+    if (begin != end)
     {
-        return;
-    }
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    const std::uintptr_t begin = (a + huge - 1) / huge * huge;
-    const std::uintptr_t end = (a + n) / huge * huge;
-    if (begin < end)
-    {
-        ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+        ::madvise(begin, static_cast<std::size_t>(end - begin), MADV_HUGEPAGE);
     }
 #endif
 }

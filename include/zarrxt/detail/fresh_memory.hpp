@@ -76,7 +76,7 @@ struct fresh_report
 namespace fresh_detail
 {
 
-inline constexpr std::size_t step = std::size_t{2} << 20;
+inline constexpr std::size_t step = huge_page_size;
 
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
 #ifdef MADV_POPULATE_WRITE
@@ -139,27 +139,23 @@ fresh_report prepare_fresh(void* p, std::size_t n, const Executor& exec) noexcep
     fresh_report total;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     using fresh_detail::step;
-    if (n < huge_page_threshold)
+    // Named copies, not structured bindings: the lambda below captures them (clang before 16
+    // cannot capture a binding).
+    const auto interior = huge_page_interior(p, n);
+    std::byte* const begin = interior.first;
+    std::byte* const end = interior.second;
+    if (begin == end)
     {
         return total;
     }
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    const std::uintptr_t first = (a + step - 1) / step * step;
-    const std::uintptr_t last = (a + n) / step * step;
-    if (first >= last)
-    {
-        return total;
-    }
-    auto* begin = reinterpret_cast<std::byte*>(first);
-    const std::size_t steps = (last - first) / step;
+    const auto steps = static_cast<std::size_t>(end - begin) / step;
     // One advice call for the whole interior (it takes the address space's lock for writing);
-    // the workers then only populate.
-    ::madvise(begin, last - first, MADV_HUGEPAGE);
-    const std::size_t slabs = std::clamp<std::size_t>(exec.concurrency(), 1, steps);
+    // the workers then only populate, one slab each.
+    ::madvise(begin, static_cast<std::size_t>(end - begin), MADV_HUGEPAGE);
     constexpr std::size_t max_slabs = 64;
+    const std::size_t used = std::clamp<std::size_t>(exec.concurrency(), 1, std::min(steps, max_slabs));
     fresh_report reports[max_slabs];
     int errors[max_slabs] = {};
-    const std::size_t used = std::min(slabs, max_slabs);
     try
     {
         exec.bulk(used,
