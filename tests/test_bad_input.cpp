@@ -1338,10 +1338,23 @@ std::string inner_payload(const zx::memory_store& s)
     return get_bytes(s, "a/c/0/0").substr(0, 4 * inner_bytes);
 }
 
+template <class Cache>
+void read_sharded_with(const zx::memory_store& s, const zx::region<2>& r)
+{
+    auto a = zx::open<std::uint16_t, 2, zx::dynamic_chain, Cache>(s, "a");
+    (void)a.read(r);
+}
+
+// Reads r with the default per-operation cache, which parses the index into a table it could
+// keep, and with no_index_cache, whose reads validate the index where it was read and decoded:
+// both must end the same way (error id and key, or success). Throws what the first one threw.
 void read_sharded(const zx::memory_store& s, zx::region<2> r = {{0, 0}, {8, 8}})
 {
-    auto a = zx::open<std::uint16_t, 2>(s, "a");
-    (void)a.read(r);
+    const std::string parsed =
+        zxhostile::outcome_of([&] { read_sharded_with<zx::operation_index_cache<>>(s, r); });
+    const std::string in_place = zxhostile::outcome_of([&] { read_sharded_with<zx::no_index_cache>(s, r); });
+    CHECK(in_place == parsed);
+    read_sharded_with<zx::operation_index_cache<>>(s, r);
 }
 
 void write_sharded(zx::memory_store& s)

@@ -58,6 +58,13 @@ TEST_SUITE("index cache")
         CHECK(c.find("a") == nullptr);
         CHECK(c.cached_bytes() == 0);
         static_assert(zx::no_index_cache::per_operation);
+        // The erased reference says so, and the sharding codec then validates each index in place
+        // instead of building a table to hand over; a cache that keeps entries says the opposite.
+        CHECK_FALSE(zx::index_cache_ref(c).retains());
+        zx::operation_index_cache<> op;
+        zx::lru_index_cache<1u << 20> lru;
+        CHECK(zx::index_cache_ref(op).retains());
+        CHECK(zx::index_cache_ref(lru).retains());
 
         zx::memory_store s;
         make_zstd_sharded<zx::no_index_cache>(s, "a");

@@ -1,7 +1,9 @@
-// The rank-specialised copy and fill kernels against a naive element-by-element reference, over
-// random boxes, strides (including transposed and negative ones) and element widths.
+// The rank-specialised copy and fill kernels, and the run-time-rank strided_copy (which merges axes
+// contiguous on both sides), against a naive element-by-element reference, over random boxes,
+// strides (including transposed and negative ones) and element widths; small_vector's copies.
 #include "test_support.hpp"
 
+#include <zarrxt/detail/strided_copy.hpp>
 #include <zarrxt/kernel/scatter.hpp>
 
 #include <vector>
@@ -43,6 +45,10 @@ void check_random_copies(zxtest::lcg& rng, std::size_t width)
         {
             full[d] = 1 + rng.next() % 7;
             ext[d] = 1 + rng.next() % full[d];
+        }
+        if (rng.next() % 3 == 0)
+        {
+            ext = full; // the whole array: C-order copies merge into one run
         }
         // Source: C order, or a random axis permutation (a transposed chunk).
         std::array<std::size_t, N> perm{};
@@ -101,6 +107,22 @@ void check_random_copies(zxtest::lcg& rng, std::size_t width)
                         width);
         });
         REQUIRE(dst == ref);
+        // The same copy through the run-time-rank strided_copy.
+        {
+            std::vector<std::byte> dst2(total * width, std::byte{0xEE});
+            zarrxt::sdims dsv;
+            zarrxt::sdims ssv;
+            zarrxt::dims extv;
+            for (std::size_t d = 0; d < N; ++d)
+            {
+                dsv.push_back(ds[d]);
+                ssv.push_back(ss[d]);
+                extv.push_back(ext[d]);
+            }
+            zarrxt::detail::strided_copy(dst2.data() + dst_base * static_cast<std::int64_t>(width), dsv,
+                                         src.data(), ssv, extv, width);
+            REQUIRE(dst2 == ref);
+        }
         // Fill the same box and compare with a reference fill of exactly the box's elements.
         zarrxt::fill_value f;
         for (std::size_t i = 0; i < width; ++i)
@@ -136,6 +158,53 @@ TEST_SUITE("kernel")
             check_random_copies<3>(rng, width);
             check_random_copies<4>(rng, width);
         }
+    }
+
+    TEST_CASE("small_vector copies and assignments carry exactly the elements in use")
+    {
+        zarrxt::dims a{3, 5, 7};
+        zarrxt::dims b(a);
+        CHECK(b == a);
+        CHECK(b.size() == 3);
+        b.push_back(11);
+        zarrxt::dims c{1};
+        c = b;
+        CHECK(c == b);
+        CHECK(c.size() == 4);
+        CHECK(c[3] == 11);
+        const zarrxt::dims& same = c;
+        c = same; // self-assignment keeps the elements
+        CHECK(c == zarrxt::dims{3, 5, 7, 11});
+        c = zarrxt::dims{};
+        CHECK(c.empty());
+        c.resize(2, 9); // growing writes the new slots, whatever a copy left in the storage
+        CHECK(c == zarrxt::dims{9, 9});
+        zarrxt::dims z(4);
+        CHECK(z == zarrxt::dims{0, 0, 0, 0});
+    }
+
+    TEST_CASE("strided_copy of a scalar and of arrays with extent-1 axes")
+    {
+        const std::byte one{0x5A};
+        std::byte out{0};
+        zarrxt::detail::strided_copy(&out, {}, &one, {}, {}, 1);
+        CHECK(out == one);
+        // Shape [1, 3, 1] with unrelated strides on the extent-1 axes: three elements, in order.
+        const std::vector<std::uint16_t> src{10, 20, 30, 40, 50, 60};
+        std::vector<std::uint16_t> dst(3, 0);
+        zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(dst.data()), {99, 1, 7},
+                                     reinterpret_cast<const std::byte*>(src.data()), {-5, 2, 3}, {1, 3, 1},
+                                     2);
+        CHECK(dst == std::vector<std::uint16_t>{10, 30, 50});
+        // Every axis of extent 1: one element.
+        zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(dst.data()), {4, 4},
+                                     reinterpret_cast<const std::byte*>(src.data() + 5), {8, 8}, {1, 1}, 2);
+        CHECK(dst[0] == 60);
+        // An empty axis copies nothing.
+        dst.assign(3, 0);
+        zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(dst.data()), {3, 1},
+                                     reinterpret_cast<const std::byte*>(src.data()), {3, 1}, {0, 3}, 2);
+        CHECK(dst == std::vector<std::uint16_t>{0, 0, 0});
     }
 
     TEST_CASE("bool normalisation turns any non-zero byte into 1")

@@ -87,6 +87,9 @@ public:
     }
     void invalidate(std::string_view key) const { m_ops->invalidate(m_obj, key); }
     std::size_t cached_bytes() const { return m_ops->cached_bytes(m_obj); }
+    /// False for a cache that never keeps what it is given (a policy declaring `retains = false`,
+    /// such as no_index_cache): a reader then need not build an index worth keeping.
+    bool retains() const noexcept { return m_ops->retains; }
 
     /// The cache as its own type when it is a C, else nullptr.
     template <class C>
@@ -102,7 +105,20 @@ private:
         void (*insert)(void*, std::string_view, shard_index_ptr);
         void (*invalidate)(void*, std::string_view);
         std::size_t (*cached_bytes)(const void*);
+        bool retains;
     };
+    template <class C>
+    static constexpr bool retains_of()
+    {
+        if constexpr (requires { C::retains; })
+        {
+            return C::retains;
+        }
+        else
+        {
+            return true;
+        }
+    }
     // One table per cache type; an inline variable, so its address identifies the type in every
     // translation unit (get<C>() compares it).
     template <class C>
@@ -110,7 +126,8 @@ private:
         [](void* c, std::string_view k) { return static_cast<C*>(c)->find(k); },
         [](void* c, std::string_view k, shard_index_ptr i) { static_cast<C*>(c)->insert(k, std::move(i)); },
         [](void* c, std::string_view k) { static_cast<C*>(c)->invalidate(k); },
-        [](const void* c) { return static_cast<std::size_t>(static_cast<const C*>(c)->cached_bytes()); }};
+        [](const void* c) { return static_cast<std::size_t>(static_cast<const C*>(c)->cached_bytes()); },
+        retains_of<C>()};
 
     void* m_obj = nullptr;
     const ops* m_ops = nullptr;
@@ -120,6 +137,7 @@ class no_index_cache
 {
 public:
     static constexpr bool per_operation = true;
+    static constexpr bool retains = false; // a read validates the index in place and keeps nothing
     shard_index_ptr find(std::string_view) { return nullptr; }
     void insert(std::string_view, shard_index_ptr) {}
     void invalidate(std::string_view) {}

@@ -169,13 +169,18 @@ struct scratch_space
     buffer array_b;
     buffer work; ///< the kernels' chunk assembly buffer (never touched by codecs)
     buffer io;   ///< encoded bytes read from the store (a chunk, a batch of inner chunks, a copy window)
+    buffer index; ///< a shard index read by a reader that keeps none (sharding_indexed's plan_read)
     /// Where the variable-length values this worker decodes are kept (vlen.hpp): the operation's,
     /// lent for its duration; null outside an operation on a variable-length array.
     value_arena* arena = nullptr;
 
     /// Kept between operations, the I/O buffer (a batch of a shard's inner chunks) would stay that
     /// large per worker for the array's lifetime: release it past `keep` bytes when an operation ends.
-    void release_large_buffers(std::size_t keep) noexcept { io.release_if_above(keep); }
+    void release_large_buffers(std::size_t keep) noexcept
+    {
+        io.release_if_above(keep);
+        index.release_if_above(keep);
+    }
 };
 
 /// Optional for bytes->bytes codecs: decode straight into caller memory of exactly the decoded size.

@@ -30,8 +30,25 @@ public:
     using iterator = T*;
     using const_iterator = const T*;
 
-    small_vector() noexcept = default;
+    small_vector() noexcept {}
     explicit small_vector(std::size_t n, T value = T{}) { assign(n, value); }
+    // Copies move only the elements in use: the storage past them is left uninitialised, so a
+    // copy or a fresh vector costs its rank, not the 32 slots (zeroing and copying all of them
+    // was most of the per-inner-chunk time of a scattered sharded read).
+    small_vector(const small_vector& o) noexcept
+        : m_size(o.m_size)
+    {
+        std::copy_n(o.m_data.begin(), o.m_size, m_data.begin());
+    }
+    small_vector& operator=(const small_vector& o) noexcept
+    {
+        if (this != &o)
+        {
+            std::copy_n(o.m_data.begin(), o.m_size, m_data.begin());
+            m_size = o.m_size;
+        }
+        return *this;
+    }
     small_vector(std::initializer_list<T> init)
     {
         check(init.size());
@@ -100,7 +117,7 @@ private:
         }
     }
 
-    std::array<T, Capacity> m_data{};
+    std::array<T, Capacity> m_data; // only [0, m_size) is ever written or read
     std::size_t m_size = 0;
 };
 

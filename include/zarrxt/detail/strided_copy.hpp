@@ -6,11 +6,12 @@
  */
 #pragma once
 
+#include "odometer.hpp"
+#include "small_vector.hpp"
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include "odometer.hpp"
-#include "small_vector.hpp"
 
 namespace zarrxt::detail
 {
@@ -109,12 +110,48 @@ inline void strided_copy(std::byte* dst, const sdims& dst_strides, const std::by
         std::memcpy(dst, src, width);
         return;
     }
-    const std::size_t inner = shape.size() - 1;
-    for_each_row(dst_strides, src_strides, shape,
-                 [&](std::int64_t doff, std::int64_t soff) {
-                     copy_run(dst + doff * w, dst_strides[inner], src + soff * w, src_strides[inner],
-                              shape[inner], width);
-                 });
+    // Axes along which both sides are contiguous with the axis inside them merge into one, so a
+    // copy between two C-contiguous arrays is one memcpy, not one per row (a shard index, whose
+    // innermost axis has two entries, was 16,384 of them). Axes of extent 1 add no offset and drop.
+    dims merged;
+    sdims merged_dst;
+    sdims merged_src;
+    for (std::size_t a = shape.size(); a-- > 0;)
+    {
+        if (shape[a] == 0)
+        {
+            return;
+        }
+        if (shape[a] == 1)
+        {
+            continue;
+        }
+        const std::size_t k = merged.size();
+        if (k != 0 && dst_strides[a] == merged_dst[k - 1] * static_cast<std::int64_t>(merged[k - 1]) &&
+            src_strides[a] == merged_src[k - 1] * static_cast<std::int64_t>(merged[k - 1]))
+        {
+            merged[k - 1] *= shape[a];
+            continue;
+        }
+        merged.push_back(shape[a]);
+        merged_dst.push_back(dst_strides[a]);
+        merged_src.push_back(src_strides[a]);
+    }
+    if (merged.empty()) // every axis of extent 1: one element
+    {
+        std::memcpy(dst, src, width);
+        return;
+    }
+    std::reverse(merged.begin(), merged.end());
+    std::reverse(merged_dst.begin(), merged_dst.end());
+    std::reverse(merged_src.begin(), merged_src.end());
+    const std::size_t inner = merged.size() - 1;
+    const std::uint64_t run = merged[inner];
+    const std::int64_t run_dst = merged_dst[inner];
+    const std::int64_t run_src = merged_src[inner];
+    for_each_row(merged_dst, merged_src, merged,
+                 [&](std::int64_t doff, std::int64_t soff)
+                 { copy_run(dst + doff * w, run_dst, src + soff * w, run_src, run, width); });
 }
 
 /// dst[i...] = src[i...] where mask[i...] is non-zero (the mask has the source's strides): a write

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -107,6 +108,14 @@ private:
     shard_index_ptr fetch_index(range_reader& src, read_context& ctx, bool& from_cache) const;
     shard_index_ptr parse_index(mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
                                 const std::string& key) const;
+    /// The index's bytes of the shard read into `out` (nullopt: no shard), under the index limit.
+    std::optional<object_info> read_index_bytes(range_reader& src, read_context& ctx, buffer& out) const;
+    /// The index's bytes decoded by the index chain (the view may point into `local` or `bytes`).
+    array_view decode_index(mutable_byte_view bytes, scratch_space& local, std::uint64_t object_size,
+                            const std::string& key) const;
+    /// Every entry of a decoded index (native pairs in C order) missing, or inside the shard and
+    /// clear of the index; a shard_error naming the first that is not.
+    void validate_index(const std::byte* entries, std::uint64_t object_size, const std::string& key) const;
     dims origin_of(std::size_t linear) const;
     bool stream_shard(object_output& out, const box& region, const box& bounds, const array_view* src,
                       range_reader* old_src, const shard_index* old, write_context& ctx) const;

@@ -13,6 +13,7 @@
 #include "index_format.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace zarrxt
@@ -21,9 +22,10 @@ namespace codec
 {
 
 template <class InnerChain, class IndexChain, class IndexCache>
-shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_index(
-    mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
-    const std::string& key) const
+array_view sharding_indexed<InnerChain, IndexChain, IndexCache>::decode_index(mutable_byte_view bytes,
+                                                                              scratch_space& local,
+                                                                              std::uint64_t object_size,
+                                                                              const std::string& key) const
 {
     if (bytes.size() != m_index_size)
     {
@@ -33,15 +35,9 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
         e.with_key(key);
         throw e;
     }
-    auto idx = std::make_shared<shard_index>();
-    idx->generation = generation;
-    idx->object_size = object_size;
-    idx->entries.resize(2 * m_count);
-    scratch_space local;
-    array_view v;
     try
     {
-        v = m_index_chain.decode(bytes, local, m_ctx.limits);
+        return m_index_chain.decode(bytes, local, m_ctx.limits);
     }
     catch (error& e)
     {
@@ -50,15 +46,39 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
         e.with_range(m_at_end ? object_size - m_index_size : 0, m_index_size);
         throw;
     }
-    zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()),
-                                 array_view::c_strides(v.shape), v.data, v.strides, v.shape, 8);
-    // Validate: an entry is missing (both all-ones) or lies inside the shard, outside the index.
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+void sharding_indexed<InnerChain, IndexChain, IndexCache>::validate_index(const std::byte* entries,
+                                                                          std::uint64_t object_size,
+                                                                          const std::string& key) const
+{
+    // An entry is missing (both all-ones) or lies inside the shard, outside the index.
+    const shard_index_view idx{entries};
     const std::uint64_t payload_begin = m_at_end ? 0 : m_index_size;
     const std::uint64_t payload_end = m_at_end ? object_size - m_index_size : object_size;
+    // One pass without branches first (it vectorises; a shard of 16,384 inner chunks is checked on
+    // every read that keeps no index). An entry passes when both fields are the missing marker (their
+    // AND is all ones only then) or it lies in [payload_begin, payload_end), written so that nothing
+    // overflows; a marker in one field alone fails the second test, as payload_end < 2^64 - 1.
+    bool all_valid = true;
     for (std::size_t i = 0; i < m_count; ++i)
     {
-        const std::uint64_t off = idx->offset(i);
-        const std::uint64_t n = idx->nbytes(i);
+        const std::uint64_t off = idx.offset(i);
+        const std::uint64_t n = idx.nbytes(i);
+        const bool missing = (off & n) == shard_index::missing;
+        const bool inside = off >= payload_begin && off <= payload_end && n <= payload_end - off;
+        all_valid &= missing | inside;
+    }
+    if (all_valid)
+    {
+        return;
+    }
+    // Find the first bad entry and say what is wrong with it.
+    for (std::size_t i = 0; i < m_count; ++i)
+    {
+        const std::uint64_t off = idx.offset(i);
+        const std::uint64_t n = idx.nbytes(i);
         if (off == shard_index::missing && n == shard_index::missing)
         {
             continue;
@@ -100,7 +120,42 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
             fail(shard_errc::entry_overlaps_index, "overlaps the shard index");
         }
     }
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_index(
+    mutable_byte_view bytes, std::uint64_t object_size, std::uint64_t generation,
+    const std::string& key) const
+{
+    scratch_space local;
+    const array_view v = decode_index(bytes, local, object_size, key);
+    auto idx = std::make_shared<shard_index>();
+    idx->generation = generation;
+    idx->object_size = object_size;
+    idx->entries.resize(2 * m_count);
+    zarrxt::detail::strided_copy(reinterpret_cast<std::byte*>(idx->entries.data()),
+                                 array_view::c_strides(v.shape), v.data, v.strides, v.shape, 8);
+    validate_index(reinterpret_cast<const std::byte*>(idx->entries.data()), object_size, key);
     return idx;
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+std::optional<object_info> sharding_indexed<InnerChain, IndexChain, IndexCache>::read_index_bytes(
+    range_reader& src, read_context& ctx, buffer& out) const
+{
+    if (m_index_size > ctx.limits.max_shard_index_bytes)
+    {
+        limit_exceeded e("max_shard_index_bytes", m_index_size, ctx.limits.max_shard_index_bytes);
+        e.with_key(src.key());
+        throw e;
+    }
+    auto info = src.read_to(m_at_end ? byte_range::last(m_index_size) : byte_range::of(0, m_index_size),
+                            m_index_size, out);
+    if (info && ctx.counters)
+    {
+        ctx.counters->add_index_read(out.size());
+    }
+    return info;
 }
 
 template <class InnerChain, class IndexChain, class IndexCache>
@@ -121,23 +176,13 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::fetch_inde
             return p;
         }
     }
-    if (m_index_size > ctx.limits.max_shard_index_bytes)
-    {
-        limit_exceeded e("max_shard_index_bytes", m_index_size, ctx.limits.max_shard_index_bytes);
-        e.with_key(src.key());
-        throw e;
-    }
-    auto res =
-        src.read(m_at_end ? byte_range::last(m_index_size) : byte_range::of(0, m_index_size), m_index_size);
-    if (!res)
+    buffer bytes;
+    const auto info = read_index_bytes(src, ctx, bytes);
+    if (!info)
     {
         return nullptr;
     }
-    if (ctx.counters)
-    {
-        ctx.counters->add_index_read(res->bytes.size());
-    }
-    auto idx = parse_index(res->bytes.mutable_view(), res->object_size, res->generation, src.key());
+    auto idx = parse_index(bytes.mutable_view(), info->size, info->generation, src.key());
     if (ctx.cache != nullptr)
     {
         with_cache(ctx.cache,

@@ -7,7 +7,9 @@
  */
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -37,5 +39,28 @@ struct shard_index
 };
 
 using shard_index_ptr = std::shared_ptr<const shard_index>;
+
+/// The entries of a decoded, validated index where they lie (native 64-bit pairs in C order),
+/// for a read that keeps no index: it looks up the inner chunks it touches without copying the
+/// table (a 256 KiB index copied per read was most of a small scattered read).
+struct shard_index_view
+{
+    const std::byte* data = nullptr;
+
+    std::uint64_t offset(std::size_t i) const noexcept { return load(16 * i); }
+    std::uint64_t nbytes(std::size_t i) const noexcept { return load(16 * i + 8); }
+    bool is_missing(std::size_t i) const noexcept
+    {
+        return offset(i) == shard_index::missing && nbytes(i) == shard_index::missing;
+    }
+
+private:
+    std::uint64_t load(std::size_t at) const noexcept
+    {
+        std::uint64_t v;
+        std::memcpy(&v, data + at, sizeof v); // the decoded bytes need not be 8-byte aligned
+        return v;
+    }
+};
 
 } // namespace zarrxt

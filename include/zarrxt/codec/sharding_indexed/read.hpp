@@ -43,11 +43,43 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
         lo[d] = region.offset[d] / m_inner[d];
         hi[d] = (region.offset[d] + region.extent[d] + m_inner[d] - 1) / m_inner[d];
     }
+    const codec::sharding_base* nested = m_inner_chain.sharding();
+    // Without a cache that keeps indexes, the index is validated where it was read and decoded
+    // (the worker's reused buffer) and the walk below looks up only the inner chunks it touches:
+    // no copy of the whole table, no fresh memory per read. Nested shards read their own indexes
+    // through the same buffer in the middle of the walk, so they take the parsed copy.
+    const bool in_place = nested == nullptr && (ctx.cache == nullptr || !ctx.cache.retains());
+    buffer own_bytes;
+    buffer& index_bytes = in_place && ctx.scratch != nullptr ? ctx.scratch->index : own_bytes;
+    scratch_space decode_space; // the index chain's stages, when it has any; lives through the walk
+    shard_index_view view;
     bool from_cache = false;
     shard_index_ptr idx;
     try
     {
-        idx = fetch_index(src, ctx, from_cache);
+        if (in_place)
+        {
+            if (const auto info = read_index_bytes(src, ctx, index_bytes))
+            {
+                const array_view v =
+                    decode_index(index_bytes.mutable_view(), decode_space, info->size, src.key());
+                if (v.element_size == 8 && v.elements() == 2 * m_count &&
+                    v.strides == array_view::c_strides(v.shape))
+                {
+                    validate_index(v.data, info->size, src.key());
+                    view.data = v.data;
+                    plan.generation = info->generation;
+                }
+                else // an index chain that leaves the entries strided (a transpose): a C-order copy
+                {
+                    idx = parse_index(index_bytes.mutable_view(), info->size, info->generation, src.key());
+                }
+            }
+        }
+        else
+        {
+            idx = fetch_index(src, ctx, from_cache);
+        }
     }
     catch (error& e)
     {
@@ -57,64 +89,71 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
             throw;
         }
         idx = nullptr; // a bad index makes the whole shard read as missing
+        view.data = nullptr;
     }
-    if (!idx)
+    if (!idx && view.data == nullptr)
     {
         sink.fill(region.offset, region.extent);
         return true;
     }
-    const codec::sharding_base* nested = m_inner_chain.sharding();
+    if (idx)
+    {
+        plan.generation = idx->generation;
+    }
     std::vector<hit>& hits = plan.hits;
     bool unverified = from_cache; // a cached index is confirmed by the generation of a payload read
 
     // Walk the touched inner chunks in C order.
-    dims c = lo;
-    while (true)
+    const auto walk = [&](const auto& entries) -> bool
     {
-        std::size_t linear = 0;
-        for (std::size_t d = 0; d < rank; ++d)
+        dims c = lo;
+        while (true)
         {
-            linear = linear * m_grid[d] + c[d];
-        }
-        dims origin(rank);
-        for (std::size_t d = 0; d < rank; ++d)
-        {
-            origin[d] = c[d] * m_inner[d];
-        }
-        if (idx->is_missing(linear))
-        {
-            sink.fill(origin, m_inner);
-        }
-        else if (nested != nullptr)
-        {
-            if (unverified)
+            std::size_t linear = 0;
+            for (std::size_t d = 0; d < rank; ++d)
             {
-                auto st = src.stat();
-                if (!st || st->generation != idx->generation)
-                {
-                    return false;
-                }
-                unverified = false;
+                linear = linear * m_grid[d] + c[d];
             }
-            sub_reader inner_src(src, idx->offset(linear), idx->nbytes(linear), idx->generation);
-            offset_sink shifted(sink, origin);
-            codec::read_region(*nested, inner_src, clip(region, origin, m_inner), shifted, ctx);
+            if (entries.is_missing(linear))
+            {
+                sink.fill(origin_of(linear), m_inner);
+            }
+            else if (nested != nullptr)
+            {
+                if (unverified)
+                {
+                    auto st = src.stat();
+                    if (!st || st->generation != plan.generation)
+                    {
+                        return false;
+                    }
+                    unverified = false;
+                }
+                const dims origin = origin_of(linear);
+                sub_reader inner_src(src, entries.offset(linear), entries.nbytes(linear), plan.generation);
+                offset_sink shifted(sink, origin);
+                codec::read_region(*nested, inner_src, clip(region, origin, m_inner), shifted, ctx);
+            }
+            else
+            {
+                hits.push_back({entries.offset(linear), entries.nbytes(linear), linear});
+            }
+            if (!zarrxt::detail::next_index(c, lo, hi, rank))
+            {
+                return true;
+            }
         }
-        else
-        {
-            hits.push_back({idx->offset(linear), idx->nbytes(linear), linear});
-        }
-        if (!zarrxt::detail::next_index(c, lo, hi, rank))
-        {
-            break;
-        }
+    };
+    if (!(idx ? walk(*idx) : walk(view)))
+    {
+        return false;
     }
     if (hits.empty())
     {
         if (unverified)
         {
             auto st = src.stat();
-            if (!st || st->generation != idx->generation)
+            if (!st || st->generation != plan.generation)
             {
                 return false;
             }
@@ -177,7 +216,7 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::read_batch(range_read
     stage_for(plan, data);
     auto info =
         src.read_to(byte_range::of(begin, end - begin), std::max<std::uint64_t>(end - begin, 1), data);
-    if (!info || info->generation != plan.index->generation || data.size() != end - begin)
+    if (!info || info->generation != plan.generation || data.size() != end - begin)
     {
         return false; // the shard changed (or vanished) since its index was read
     }
