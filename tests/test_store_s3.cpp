@@ -16,7 +16,9 @@
 
 #include <xtensor/xview.hpp>
 
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -73,6 +75,59 @@ std::string digest_of(const A& a)
     zarrxt_tool::sha256 h;
     h.update(v.data(), v.size() * sizeof(T));
     return zarrxt_tool::sha256::hex(h.finish(), 16);
+}
+
+/// Environment variables set or cleared by a test, all put back when it ends.
+struct saved_env
+{
+    std::vector<std::pair<std::string, std::optional<std::string>>> old;
+    void set(const char* name, const char* value)
+    {
+        const char* v = std::getenv(name);
+        old.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
+        if (value)
+        {
+            ::setenv(name, value, 1);
+        }
+        else
+        {
+            ::unsetenv(name);
+        }
+    }
+    ~saved_env()
+    {
+        for (auto it = old.rbegin(); it != old.rend(); ++it)
+        {
+            if (it->second)
+            {
+                ::setenv(it->first.c_str(), it->second->c_str(), 1);
+            }
+            else
+            {
+                ::unsetenv(it->first.c_str());
+            }
+        }
+    }
+};
+
+/// An HTTP/1.1 answer for zxtest::canned_server.
+std::string http_answer(int status, const std::string& body)
+{
+    return "HTTP/1.1 " + std::to_string(status) + (status == 200 ? " OK" : " Refused") +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+/// What the container and instance metadata endpoints answer: credentials expiring `in` from now.
+std::string credentials_document(const std::string& secret, std::chrono::seconds in)
+{
+    const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + in);
+    std::tm tm{};
+    ::gmtime_r(&t, &tm);
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return std::string(R"({"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": ")") +
+           zxtest::s3_server::access_key + R"(", "SecretAccessKey": ")" + secret +
+           R"(", "Token": "session-token-for-the-test", "Expiration": ")" + when + R"("})";
 }
 
 } // namespace
@@ -655,37 +710,7 @@ TEST_SUITE("remote")
                                "http://127.0.0.1:1\nendpoint_url = " +
                                server.endpoint() + "\n");
         // The variables the files stand in for are cleared, and everything is put back at the end.
-        struct saved_env
-        {
-            std::vector<std::pair<std::string, std::optional<std::string>>> old;
-            void set(const char* name, const char* value)
-            {
-                const char* v = std::getenv(name);
-                old.emplace_back(name, v ? std::optional<std::string>(v) : std::nullopt);
-                if (value)
-                {
-                    ::setenv(name, value, 1);
-                }
-                else
-                {
-                    ::unsetenv(name);
-                }
-            }
-            ~saved_env()
-            {
-                for (auto it = old.rbegin(); it != old.rend(); ++it)
-                {
-                    if (it->second)
-                    {
-                        ::setenv(it->first.c_str(), it->second->c_str(), 1);
-                    }
-                    else
-                    {
-                        ::unsetenv(it->first.c_str());
-                    }
-                }
-            }
-        } env;
+        saved_env env;
         for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
                               "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"})
         {
@@ -729,7 +754,162 @@ TEST_SUITE("remote")
         env.set("AWS_CONFIG_FILE", (d.path() / "none").c_str());
         o.profile.clear();
         o.endpoint = server.endpoint();
+        env.set("AWS_EC2_METADATA_DISABLED", "true"); // this machine's metadata service, if any, is not asked
         CHECK_FALSE(zx::s3_store("zarr", "", o).signs_requests());
+    }
+
+    TEST_CASE("s3_store: temporary credentials from the container endpoint and the instance metadata "
+              "service (IMDSv2), renewed before they expire")
+    {
+        zxtest::s3_server server({"zarr"});
+        ZX_REQUIRE_SERVER(server);
+        zxtest::temp_dir d("zarrxt-aws-temporary");
+        saved_env env;
+        for (const char* v :
+             {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+              "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+              "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+              "AWS_EC2_METADATA_DISABLED", "AWS_METADATA_SERVICE_NUM_ATTEMPTS"})
+        {
+            env.set(v, nullptr);
+        }
+        env.set("AWS_SHARED_CREDENTIALS_FILE", (d.path() / "none").c_str());
+        env.set("AWS_CONFIG_FILE", (d.path() / "none").c_str());
+        env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1"); // nothing listens there
+        zx::s3_options o = options_for(server);
+        o.access_key_id.clear();
+        o.secret_access_key.clear();
+        o.http.max_retries = 0;
+        const std::string right = zxtest::s3_server::secret_key;
+        const std::string text = "signed with temporary credentials";
+        const zx::byte_view payload(reinterpret_cast<const std::byte*>(text.data()), text.size());
+        const auto round_trip = [&](const zx::s3_store& st, const std::string& key)
+        {
+            zx::s3_store w = st;
+            w.set(key, payload);
+            const auto back = zx::get(st, key);
+            REQUIRE(back.has_value());
+            CHECK(std::string(reinterpret_cast<const char*>(back->data()), back->size()) == text);
+        };
+        const auto has = [](const std::string& request, const std::string& part)
+        { return request.find(part) != std::string::npos; };
+
+        // No metadata service: unsigned, as before (the endpoint refuses the connection at once).
+        CHECK_FALSE(zx::s3_store("zarr", "", o).signs_requests());
+
+        // IMDSv2: a session token by PUT, the role's name, then its credentials, each asked with the token.
+        {
+            zxtest::canned_server imds(
+                {http_answer(200, "imds-token-7"), http_answer(200, "zarrxt-test-role\n"),
+                 http_answer(200, credentials_document(right, std::chrono::hours(6)))});
+            env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url("").c_str());
+            const zx::s3_store s("zarr", "imds", o);
+            CHECK(s.signs_requests());
+            round_trip(s, "k");
+            const auto got = imds.received();
+            REQUIRE(got.size() == 3);
+            CHECK(got[0].rfind("PUT /latest/api/token HTTP/1.1", 0) == 0);
+            CHECK(has(got[0], "X-aws-ec2-metadata-token-ttl-seconds: 21600"));
+            CHECK(got[1].rfind("GET /latest/meta-data/iam/security-credentials/ HTTP/1.1", 0) == 0);
+            CHECK(has(got[1], "X-aws-ec2-metadata-token: imds-token-7"));
+            CHECK(got[2].rfind("GET /latest/meta-data/iam/security-credentials/zarrxt-test-role HTTP/1.1",
+                               0) == 0);
+            CHECK(has(got[2], "X-aws-ec2-metadata-token: imds-token-7"));
+            CHECK(imds.requests() == 3); // six hours left: nothing renewed
+            // A service that will not give a token (IMDSv1 only, or not EC2): unsigned, not an error.
+            zxtest::canned_server v1({http_answer(403, "")});
+            env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", v1.url("").c_str());
+            CHECK_FALSE(zx::s3_store("zarr", "", o).signs_requests());
+            CHECK(v1.requests() == 1);
+            // Turned off by the variable or by the options: not asked at all.
+            env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url("").c_str());
+            env.set("AWS_EC2_METADATA_DISABLED", "true");
+            CHECK_FALSE(zx::s3_store("zarr", "", o).signs_requests());
+            env.set("AWS_EC2_METADATA_DISABLED", nullptr);
+            zx::s3_options off = o;
+            off.instance_metadata = false;
+            CHECK_FALSE(zx::s3_store("zarr", "", off).signs_requests());
+            off = o;
+            off.anonymous = true;
+            CHECK_FALSE(zx::s3_store("zarr", "", off).signs_requests());
+            CHECK(imds.requests() == 3);
+        }
+
+        // Credentials two minutes from expiring (inside the five-minute window): the first request
+        // renews them, once; the server's check of every signature shows the new keys work.
+        {
+            zxtest::canned_server imds(
+                {http_answer(200, "t1"), http_answer(200, "role\n"),
+                 http_answer(200, credentials_document(right, std::chrono::minutes(2))),
+                 http_answer(200, "t2"), http_answer(200, "role\n"),
+                 http_answer(200, credentials_document(right, std::chrono::hours(6)))});
+            env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url("").c_str());
+            const zx::s3_store s("zarr", "renewed", o);
+            CHECK(imds.requests() == 3);
+            round_trip(s, "k");
+            CHECK(imds.requests() == 6);
+            CHECK(has(imds.received()[4], "X-aws-ec2-metadata-token: t2"));
+            round_trip(s, "k2");
+            CHECK(imds.requests() == 6);
+        }
+
+        // Credentials that have expired and cannot be renewed: store.8, and nothing is sent with them.
+        {
+            zxtest::canned_server imds(
+                {http_answer(200, "t1"), http_answer(200, "role\n"),
+                 http_answer(200, credentials_document(right, -std::chrono::minutes(1))),
+                 http_answer(404, "")});
+            env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", imds.url("").c_str());
+            const zx::s3_store s("zarr", "expired", o);
+            const auto e = ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "k", zx::get(s, "k"));
+            CHECK((e && has(e->what(), "instance metadata service")));
+            CHECK((e && !has(e->what(), right)));
+        }
+        env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1");
+
+        // The container endpoint, with its authorization token (from the variable, then from a file).
+        {
+            zxtest::canned_server ecs({http_answer(200, credentials_document(right, std::chrono::hours(6)))});
+            env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", ecs.url("v2/credentials/abc").c_str());
+            env.set("AWS_CONTAINER_AUTHORIZATION_TOKEN", "Bearer container-token-3");
+            const zx::s3_store s("zarr", "container", o);
+            CHECK(s.signs_requests());
+            round_trip(s, "k");
+            REQUIRE(ecs.requests() == 1);
+            CHECK(ecs.received()[0].rfind("GET /v2/credentials/abc HTTP/1.1", 0) == 0);
+            CHECK(has(ecs.received()[0], "Authorization: Bearer container-token-3"));
+            zxtest::write_file(d.path() / "token", "Bearer from-the-file\n");
+            env.set("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", (d.path() / "token").c_str());
+            CHECK(zx::s3_store("zarr", "container", o).signs_requests());
+            REQUIRE(ecs.requests() == 2);
+            CHECK(has(ecs.received()[1], "Authorization: Bearer from-the-file\r\n"));
+        }
+        // A configured endpoint that refuses, or answers no secret, is store.8 at once; the token and
+        // the answer never appear in the message.
+        {
+            zxtest::canned_server refusing({http_answer(401, "")});
+            env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", refusing.url("creds").c_str());
+            const auto e =
+                ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "", zx::s3_store("zarr", "", o));
+            CHECK((e && has(e->what(), "HTTP 401")));
+            CHECK((e && !has(e->what(), "from-the-file")));
+            zxtest::canned_server partial({http_answer(200, R"({"AccessKeyId": "S3RVER", "Token": "x"})")});
+            env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", partial.url("creds").c_str());
+            const auto p =
+                ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "", zx::s3_store("zarr", "", o));
+            CHECK((p && has(p->what(), "no SecretAccessKey")));
+            // Plain http:// to a host that is not loopback would hand the token to anyone on the way.
+            env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://192.0.2.1/creds");
+            ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "", zx::s3_store("zarr", "", o));
+        }
+        // Keys given in the options or the variables win: no endpoint is asked.
+        {
+            zxtest::canned_server ecs(
+                {http_answer(200, credentials_document("wrong-secret", std::chrono::hours(6)))});
+            env.set("AWS_CONTAINER_CREDENTIALS_FULL_URI", ecs.url("creds").c_str());
+            round_trip(zx::s3_store("zarr", "keys", options_for(server)), "k");
+            CHECK(ecs.requests() == 0);
+        }
     }
 
     TEST_CASE("s3_store: a ListObjectsV2 answer that is not one is store.5, never a listing")

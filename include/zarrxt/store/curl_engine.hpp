@@ -31,6 +31,7 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,12 @@ struct aws_signing
     std::string access_key_id;
     std::string secret_access_key;
     std::string session_token; ///< sent as x-amz-security-token (temporary credentials)
+    /// Temporary credentials (from a container or instance metadata endpoint): when they expire,
+    /// and how to replace them (the function updates the keys, token and expiry in place and
+    /// returns false when it could not). Unset for keys that do not expire.
+    std::optional<std::chrono::system_clock::time_point> expires{};
+    std::function<bool(aws_signing&)> renew{};
+    std::string source{}; ///< where temporary credentials came from, for messages
 };
 
 /// The SHA-256 of no bytes (the payload hash of a GET, HEAD or DELETE).
@@ -192,6 +199,11 @@ private:
     void step(std::unique_lock<std::mutex>& lk);
     void start_ready(std::chrono::steady_clock::time_point now);
     void start(const ticket& t);
+    /// Temporary credentials renewed when they are within renew_ahead of expiring (at most once
+    /// per renew_pause while they are still valid); false when they have expired and could not be.
+    bool fresh_credentials();
+    static constexpr std::chrono::minutes renew_ahead{5};
+    static constexpr std::chrono::seconds renew_pause{30};
     void finish(const ticket& tp, CURLcode code);
     void complete(transfer& t);
     void fail(transfer& t, std::exception_ptr e);
@@ -203,6 +215,7 @@ private:
     http_options m_opt;
     std::optional<aws_signing> m_signing;
     std::string m_sigv4_provider; // "aws:amz:REGION:SERVICE", kept alive for libcurl
+    std::optional<std::chrono::steady_clock::time_point> m_last_renewal;
     CURLM* m_multi = nullptr;
     mutable std::mutex m_mutex;
     std::condition_variable m_step;
@@ -559,11 +572,54 @@ inline void curl_engine::start_ready(std::chrono::steady_clock::time_point now)
     }
 }
 
+inline bool curl_engine::fresh_credentials()
+{
+    if (!m_signing || !m_signing->expires || !m_signing->renew)
+    {
+        return true;
+    }
+    const auto now = std::chrono::system_clock::now();
+    if (now + renew_ahead < *m_signing->expires)
+    {
+        return true;
+    }
+    const auto steady = std::chrono::steady_clock::now();
+    const bool expired = now >= *m_signing->expires;
+    if (!expired && m_last_renewal && steady - *m_last_renewal < renew_pause)
+    {
+        return true; // renewed a moment ago and the endpoint gave no later expiry: use them
+    }
+    m_last_renewal = steady;
+    // Under the engine's lock: a few metadata requests, once per credentials' lifetime; requests
+    // signed meanwhile would carry keys about to lapse.
+    bool renewed = false;
+    try
+    {
+        renewed = m_signing->renew(*m_signing);
+    }
+    catch (const std::exception&)
+    {
+        renewed = false;
+    }
+    return renewed || !expired;
+}
+
 inline void curl_engine::start(const ticket& tp)
 {
     transfer& t = *tp;
     t.reset_attempt();
     ++t.attempt;
+    if (!fresh_credentials())
+    {
+        store_error err(store_errc::denied, "the temporary AWS credentials from the " + m_signing->source +
+                                                " have expired and could not be renewed");
+        if (!t.req.key.empty())
+        {
+            err.with_key(t.req.key);
+        }
+        fail(t, std::make_exception_ptr(err));
+        return;
+    }
     if (t.easy == nullptr)
     {
         t.easy = curl_easy_init();

@@ -16,9 +16,11 @@
  *  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
  *  AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else from the profile (s3_options::profile, AWS_PROFILE,
  *  else "default") of the AWS shared files: ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) and
- *  ~/.aws/config (AWS_CONFIG_FILE; region, endpoint_url, and credentials too). Without credentials
- *  requests go unsigned (public buckets). Credentials live in the engine only: no URL, message or
- *  error contains them.
+ *  ~/.aws/config (AWS_CONFIG_FILE; region, endpoint_url, and credentials too), else temporary
+ *  credentials from the container endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI)
+ *  or the EC2 instance metadata service (IMDSv2; detail/aws_credentials.hpp), renewed by the
+ *  engine before they expire. Without credentials requests go unsigned (public buckets). Credentials live in
+ * the engine only: no URL, message or error contains them.
  *
  *  No locks exist on S3: lock_key() serialises the writers of one process only. Two processes
  *  writing parts of one shard at once can each replace the whole shard (the last PUT wins, the
@@ -26,6 +28,7 @@
  */
 #pragma once
 
+#include "../detail/aws_credentials.hpp"
 #include "../detail/digest.hpp"
 #include "../detail/posted_write.hpp"
 #include "../detail/s3_xml.hpp"
@@ -70,6 +73,10 @@ struct s3_options
     /// The profile of the AWS shared files; empty: AWS_PROFILE, else "default". A profile named
     /// here or in AWS_PROFILE that neither file has is store.8.
     std::string profile{};
+    /// When nothing above gives a key: ask the EC2 instance metadata service (IMDSv2) for the
+    /// instance role's credentials (AWS_EC2_METADATA_DISABLED=true turns it off too). The container
+    /// endpoint (AWS_CONTAINER_CREDENTIALS_*) is asked before it whenever its variables are set.
+    bool instance_metadata = true;
     s3_addressing addressing = s3_addressing::automatic;
     std::size_t list_page_size = 1000;             ///< max-keys of one ListObjectsV2 page
     std::uint64_t max_list_page_bytes = 64u << 20; ///< a page answer larger than this is refused
@@ -491,9 +498,53 @@ inline auto s3_store::configure(std::string bucket, std::string prefix, s3_optio
         secret = from_files("aws_secret_access_key");
         token = from_files("aws_session_token");
     }
+    // Temporary credentials from the endpoints AWS compute provides, last, as the AWS SDKs do.
+    std::optional<detail::aws_temporary_credentials> temporary;
+    if (!options.anonymous && key_id.empty() && secret.empty())
+    {
+        detail::ensure_curl_global_init(); // before the first easy handle of the process
+        temporary = detail::container_credentials();
+        if (!temporary && options.instance_metadata)
+        {
+            temporary = detail::instance_credentials();
+        }
+        if (temporary)
+        {
+            key_id = temporary->access_key_id;
+            secret = temporary->secret_access_key;
+            token = temporary->session_token;
+        }
+    }
     if (!options.anonymous && !key_id.empty() && !secret.empty())
     {
-        signing = detail::aws_signing{region, "s3", key_id, secret, token};
+        signing.emplace();
+        signing->region = region;
+        signing->service = "s3";
+        signing->access_key_id = key_id;
+        signing->secret_access_key = secret;
+        signing->session_token = token;
+        if (temporary)
+        {
+            signing->source = temporary->source;
+            signing->expires = temporary->expires;
+            const bool container = temporary->source == detail::container_source;
+            const bool imds = options.instance_metadata;
+            // The engine calls this before the credentials expire: the same endpoint, asked again.
+            signing->renew = [container, imds](detail::aws_signing& sg)
+            {
+                auto c = container ? detail::container_credentials()
+                                   : (imds ? detail::instance_credentials() : std::nullopt);
+                if (!c)
+                {
+                    return false;
+                }
+                sg.access_key_id = std::move(c->access_key_id);
+                sg.secret_access_key = std::move(c->secret_access_key);
+                sg.session_token = std::move(c->session_token);
+                sg.expires = c->expires;
+                return true;
+            };
+        }
         s.signs = true;
     }
     s.engine = std::make_shared<detail::curl_engine>(options.http, std::move(signing));

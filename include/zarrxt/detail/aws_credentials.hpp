@@ -1,0 +1,360 @@
+/** @file detail/aws_credentials.hpp
+ *  Temporary AWS credentials from the two endpoints a process on AWS compute is given instead of
+ *  keys: the container credentials endpoint (ECS, EKS Pod Identity: AWS_CONTAINER_CREDENTIALS_*)
+ *  and the EC2 instance metadata service, version 2 only (a session token first, then the role's
+ *  credentials; version 1 answers without a token and is what instance-role thefts exploit).
+ *  Both answer JSON with AccessKeyId, SecretAccessKey, Token and Expiration; s3_store asks them
+ *  when neither its options, the variables nor the shared files hold a key, and its engine asks
+ *  again before they expire. Metadata requests never go through a proxy (the endpoints are
+ *  link-local or loopback) and never carry or print a secret in an error.
+ */
+#pragma once
+
+#include "../error.hpp"
+#include "json.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace zarrxt::detail
+{
+
+inline constexpr const char* container_source = "container credentials endpoint";
+inline constexpr const char* instance_source = "instance metadata service";
+
+/// Keys with a lifetime, and where they came from (container_source or instance_source).
+struct aws_temporary_credentials
+{
+    std::string access_key_id;
+    std::string secret_access_key;
+    std::string session_token;
+    std::optional<std::chrono::system_clock::time_point> expires;
+    std::string source;
+};
+
+/// The answer to one metadata request: status 0 when no connection could be made.
+struct metadata_answer
+{
+    long status = 0;
+    std::string body;
+};
+
+/// How long one metadata request may take, and how often it is tried: AWS_METADATA_SERVICE_TIMEOUT
+/// (seconds, default 1) and AWS_METADATA_SERVICE_NUM_ATTEMPTS (default 1), as the AWS SDKs read them.
+struct metadata_timing
+{
+    long timeout_ms = 1000;
+    int attempts = 1;
+
+    static metadata_timing from_environment()
+    {
+        metadata_timing t;
+        if (const char* v = std::getenv("AWS_METADATA_SERVICE_TIMEOUT"); v != nullptr && *v != '\0')
+        {
+            const double s = std::atof(v);
+            if (s > 0 && s <= 60)
+            {
+                t.timeout_ms = static_cast<long>(s * 1000);
+            }
+        }
+        if (const char* v = std::getenv("AWS_METADATA_SERVICE_NUM_ATTEMPTS"); v != nullptr && *v != '\0')
+        {
+            const int n = std::atoi(v);
+            if (n >= 1 && n <= 10)
+            {
+                t.attempts = n;
+            }
+        }
+        return t;
+    }
+};
+
+inline std::size_t metadata_body(char* data, std::size_t size, std::size_t n, void* out)
+{
+    auto& s = *static_cast<std::string*>(out);
+    if (s.size() + size * n > (64u << 10))
+    {
+        return 0; // a credentials document is small: a runaway answer ends the transfer
+    }
+    s.append(data, size * n);
+    return size * n;
+}
+
+/// One blocking request to a metadata endpoint, with its own easy handle (the engine's multi
+/// handle is not involved: these are a few requests per hour at most).
+inline metadata_answer metadata_request(const std::string& url, const char* method,
+                                        const std::vector<std::string>& headers, const metadata_timing& t)
+{
+    metadata_answer last;
+    for (int attempt = 0; attempt < t.attempts; ++attempt)
+    {
+        CURL* e = curl_easy_init();
+        if (e == nullptr)
+        {
+            return last;
+        }
+        metadata_answer a;
+        curl_slist* h = nullptr;
+        for (const auto& line : headers)
+        {
+            h = curl_slist_append(h, line.c_str());
+        }
+        curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+        curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, t.timeout_ms);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, t.timeout_ms);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &metadata_body);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &a.body);
+        if (curl_easy_perform(e) == CURLE_OK)
+        {
+            curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &a.status);
+        }
+        curl_slist_free_all(h);
+        curl_easy_cleanup(e);
+        last = std::move(a);
+        if (last.status != 0 && last.status < 500)
+        {
+            break; // an answer; only no connection and server errors are tried again
+        }
+    }
+    return last;
+}
+
+/// "2026-12-07T23:59:59Z" (what both endpoints send) as a time point; nullopt for anything else.
+inline std::optional<std::chrono::system_clock::time_point> parse_aws_time(const std::string& s)
+{
+    std::tm tm{};
+    char z = 0;
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                    &tm.tm_min, &tm.tm_sec, &z) != 7 ||
+        z != 'Z')
+    {
+        return std::nullopt;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    const std::time_t t = ::timegm(&tm);
+    if (t == static_cast<std::time_t>(-1))
+    {
+        return std::nullopt;
+    }
+    return std::chrono::system_clock::from_time_t(t);
+}
+
+/// The credentials in an endpoint's JSON answer, or a store.8 error saying what is wrong with it
+/// (never quoting the document, which holds the secret).
+inline aws_temporary_credentials parse_credentials_document(const std::string& body,
+                                                            const std::string& source)
+{
+    const auto bad = [&](const std::string& why)
+    { return store_error(store_errc::denied, "the " + source + " answered no usable credentials: " + why); };
+    json j;
+    try
+    {
+        j = json::parse(body);
+    }
+    catch (const json::exception&)
+    {
+        throw bad("the answer is not JSON");
+    }
+    if (!j.is_object())
+    {
+        throw bad("the answer is not a JSON object");
+    }
+    if (const auto c = j.find("Code");
+        c != j.end() && (!c->is_string() || c->get<std::string>() != "Success"))
+    {
+        throw bad("its Code is not \"Success\"");
+    }
+    const auto text = [&](const char* name, bool required) -> std::string
+    {
+        const auto it = j.find(name);
+        if (it == j.end() || it->is_null())
+        {
+            if (required)
+            {
+                throw bad(std::string("no ") + name);
+            }
+            return {};
+        }
+        if (!it->is_string() || (required && it->get<std::string>().empty()))
+        {
+            throw bad(std::string(name) + " is not a non-empty string");
+        }
+        return it->get<std::string>();
+    };
+    aws_temporary_credentials c;
+    c.access_key_id = text("AccessKeyId", true);
+    c.secret_access_key = text("SecretAccessKey", true);
+    c.session_token = text("Token", false);
+    if (const std::string exp = text("Expiration", false); !exp.empty())
+    {
+        c.expires = parse_aws_time(exp);
+        if (!c.expires)
+        {
+            throw bad("its Expiration \"" + exp + "\" is not a UTC time");
+        }
+    }
+    c.source = source;
+    return c;
+}
+
+/// True when an http:// container endpoint may be trusted with the authorization token: loopback
+/// and the two link-local addresses AWS uses. Anything else must be https://.
+inline bool trusted_container_host(const std::string& url)
+{
+    if (url.rfind("https://", 0) == 0)
+    {
+        return true;
+    }
+    if (url.rfind("http://", 0) != 0)
+    {
+        return false;
+    }
+    std::string host =
+        url.substr(7, url.find('/', 7) == std::string::npos ? std::string::npos : url.find('/', 7) - 7);
+    if (!host.empty() && host.front() == '[')
+    {
+        return host.rfind("[::1]", 0) == 0;
+    }
+    host = host.substr(0, host.find(':'));
+    return host == "localhost" || host.rfind("127.", 0) == 0 || host == "169.254.170.2" ||
+           host == "169.254.170.23";
+}
+
+/// From the container endpoint, when the variables name one (nullopt when they do not). A named
+/// endpoint that does not answer with credentials is store.8: it was configured, so going on
+/// unsigned would turn it into a puzzling refusal later.
+inline std::optional<aws_temporary_credentials> container_credentials()
+{
+    const char* rel = std::getenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    const char* full = std::getenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    std::string url;
+    if (rel != nullptr && *rel != '\0')
+    {
+        url = std::string("http://169.254.170.2") + (*rel == '/' ? "" : "/") + rel;
+    }
+    else if (full != nullptr && *full != '\0')
+    {
+        url = full;
+    }
+    else
+    {
+        return std::nullopt;
+    }
+    const std::string source = container_source;
+    if (!trusted_container_host(url))
+    {
+        throw store_error(
+            store_errc::denied,
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI must be https:// or a loopback address, not \"" +
+                url.substr(0, url.find('?')) + "\"");
+    }
+    std::vector<std::string> headers;
+    std::string token;
+    if (const char* f = std::getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"); f != nullptr && *f != '\0')
+    {
+        std::ifstream in(f);
+        if (!in)
+        {
+            throw store_error(store_errc::denied,
+                              std::string("cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE ") + f);
+        }
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        token = ss.str();
+        while (!token.empty() && (token.back() == '\n' || token.back() == '\r'))
+        {
+            token.pop_back();
+        }
+    }
+    else if (const char* t = std::getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN"); t != nullptr)
+    {
+        token = t;
+    }
+    if (token.find_first_of("\r\n") != std::string::npos)
+    {
+        throw store_error(store_errc::denied, "the container authorization token holds a line break");
+    }
+    if (!token.empty())
+    {
+        headers.push_back("Authorization: " + token);
+    }
+    metadata_timing t = metadata_timing::from_environment();
+    t.timeout_ms = std::max(t.timeout_ms, 2000L); // a container agent may be slower than IMDS
+    const metadata_answer a = metadata_request(url, "GET", headers, t);
+    if (a.status != 200)
+    {
+        throw store_error(store_errc::denied,
+                          "the " + source + " (" + url.substr(0, url.find('?')) + ") " +
+                              (a.status == 0 ? std::string("did not answer")
+                                             : "answered HTTP " + std::to_string(a.status)));
+    }
+    return parse_credentials_document(a.body, source);
+}
+
+/// From the EC2 instance metadata service (IMDSv2), unless AWS_EC2_METADATA_DISABLED is true.
+/// Its absence is no error (nullopt): most machines are not EC2 instances, and a probe is all
+/// this is. The endpoint is AWS_EC2_METADATA_SERVICE_ENDPOINT, else http://169.254.169.254.
+inline std::optional<aws_temporary_credentials> instance_credentials()
+{
+    if (const char* d = std::getenv("AWS_EC2_METADATA_DISABLED"); d != nullptr)
+    {
+        std::string v(d);
+        for (auto& ch : v)
+        {
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        }
+        if (v == "true" || v == "1")
+        {
+            return std::nullopt;
+        }
+    }
+    std::string base = "http://169.254.169.254";
+    if (const char* ep = std::getenv("AWS_EC2_METADATA_SERVICE_ENDPOINT"); ep != nullptr && *ep != '\0')
+    {
+        base = ep;
+    }
+    while (!base.empty() && base.back() == '/')
+    {
+        base.pop_back();
+    }
+    const metadata_timing t = metadata_timing::from_environment();
+    const metadata_answer token = metadata_request(base + "/latest/api/token", "PUT",
+                                                   {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, t);
+    if (token.status != 200 || token.body.empty() || token.body.find_first_of("\r\n") != std::string::npos)
+    {
+        return std::nullopt; // no IMDSv2 here
+    }
+    const std::vector<std::string> auth{"X-aws-ec2-metadata-token: " + token.body};
+    const std::string creds_url = base + "/latest/meta-data/iam/security-credentials/";
+    const metadata_answer role = metadata_request(creds_url, "GET", auth, t);
+    std::string name = role.body.substr(0, role.body.find_first_of("\r\n"));
+    if (role.status != 200 || name.empty() || name.find('/') != std::string::npos)
+    {
+        return std::nullopt; // an instance without a role
+    }
+    const metadata_answer doc = metadata_request(creds_url + name, "GET", auth, t);
+    if (doc.status != 200)
+    {
+        return std::nullopt;
+    }
+    return parse_credentials_document(doc.body, instance_source);
+}
+
+} // namespace zarrxt::detail
