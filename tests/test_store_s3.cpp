@@ -117,14 +117,35 @@ std::string http_answer(int status, const std::string& body)
            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
 
-/// What the container and instance metadata endpoints answer: credentials expiring `in` from now.
-std::string credentials_document(const std::string& secret, std::chrono::seconds in)
+/// The UTC time `in` from now as AWS writes it ("2026-12-07T23:59:59Z").
+std::string utc_in(std::chrono::seconds in)
 {
     const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + in);
     std::tm tm{};
     ::gmtime_r(&t, &tm);
     char when[32];
     std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return when;
+}
+
+/// What STS answers AssumeRoleWithWebIdentity: credentials expiring `in` from now.
+std::string sts_document(const std::string& secret, std::chrono::seconds in)
+{
+    return R"(<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">)"
+           "<AssumeRoleWithWebIdentityResult><SubjectFromWebIdentityToken>system:serviceaccount:ns:reader"
+           "</SubjectFromWebIdentityToken><Credentials><SessionToken>session-token-for-the-test</"
+           "SessionToken>"
+           "<SecretAccessKey>" +
+           secret + "</SecretAccessKey><Expiration>" + utc_in(in) + "</Expiration><AccessKeyId>" +
+           zxtest::s3_server::access_key +
+           "</AccessKeyId></Credentials></AssumeRoleWithWebIdentityResult></"
+           "AssumeRoleWithWebIdentityResponse>";
+}
+
+/// What the container and instance metadata endpoints answer: credentials expiring `in` from now.
+std::string credentials_document(const std::string& secret, std::chrono::seconds in)
+{
+    const std::string when = utc_in(in);
     return std::string(R"({"Code": "Success", "Type": "AWS-HMAC", "AccessKeyId": ")") +
            zxtest::s3_server::access_key + R"(", "SecretAccessKey": ")" + secret +
            R"(", "Token": "session-token-for-the-test", "Expiration": ")" + when + R"("})";
@@ -758,8 +779,8 @@ TEST_SUITE("remote")
         CHECK_FALSE(zx::s3_store("zarr", "", o).signs_requests());
     }
 
-    TEST_CASE("s3_store: temporary credentials from the container endpoint and the instance metadata "
-              "service (IMDSv2), renewed before they expire")
+    TEST_CASE("s3_store: temporary credentials from a web identity token (STS), the container endpoint "
+              "and the instance metadata service (IMDSv2), renewed before they expire")
     {
         zxtest::s3_server server({"zarr"});
         ZX_REQUIRE_SERVER(server);
@@ -769,7 +790,8 @@ TEST_SUITE("remote")
              {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
               "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
               "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-              "AWS_EC2_METADATA_DISABLED", "AWS_METADATA_SERVICE_NUM_ATTEMPTS"})
+              "AWS_EC2_METADATA_DISABLED", "AWS_METADATA_SERVICE_NUM_ATTEMPTS", "AWS_WEB_IDENTITY_TOKEN_FILE",
+              "AWS_ROLE_ARN", "AWS_ROLE_SESSION_NAME", "AWS_ENDPOINT_URL_STS"})
         {
             env.set(v, nullptr);
         }
@@ -866,6 +888,47 @@ TEST_SUITE("remote")
             CHECK((e && !has(e->what(), right)));
         }
         env.set("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:1");
+
+        // A web identity token exchanged at STS (AssumeRoleWithWebIdentity, unsigned, a form POST);
+        // renewal reads the token file again, since its issuer rotates it.
+        {
+            zxtest::write_file(d.path() / "web-token", "eyJ.first+token/=\n");
+            zxtest::canned_server sts({http_answer(200, sts_document(right, std::chrono::minutes(2))),
+                                       http_answer(200, sts_document(right, std::chrono::hours(1)))});
+            env.set("AWS_ENDPOINT_URL_STS", sts.url("").c_str());
+            env.set("AWS_WEB_IDENTITY_TOKEN_FILE", (d.path() / "web-token").c_str());
+            env.set("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/zarrxt-test");
+            env.set("AWS_ROLE_SESSION_NAME", "zarrxt-test-session");
+            const zx::s3_store s("zarr", "web", o);
+            CHECK(s.signs_requests());
+            REQUIRE(sts.requests() == 1);
+            const std::string first = sts.received()[0];
+            CHECK(first.rfind("POST / HTTP/1.1", 0) == 0);
+            CHECK(has(first, "Content-Type: application/x-www-form-urlencoded"));
+            CHECK_FALSE(has(first, "Authorization:"));
+            CHECK(has(first, "Action=AssumeRoleWithWebIdentity&Version=2011-06-15"));
+            CHECK(has(first, "RoleArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2Fzarrxt-test"));
+            CHECK(has(first, "RoleSessionName=zarrxt-test-session"));
+            CHECK(has(first, "WebIdentityToken=eyJ.first%2Btoken%2F%3D"));
+            zxtest::write_file(d.path() / "web-token", "second-token");
+            round_trip(s, "k"); // two minutes left: the first request renews, with the new token
+            REQUIRE(sts.requests() == 2);
+            CHECK(has(sts.received()[1], "WebIdentityToken=second-token"));
+            round_trip(s, "k2");
+            CHECK(sts.requests() == 2);
+            // STS refusing the token: store.8 with its code, never the token.
+            zxtest::canned_server refusing({http_answer(
+                400, "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidIdentityToken</Code><Message>No "
+                     "OpenIDConnect provider found</Message></Error></ErrorResponse>")});
+            env.set("AWS_ENDPOINT_URL_STS", refusing.url("").c_str());
+            const auto e =
+                ZX_EXPECT_ERROR(zx::store_error, "zarrxt.store.8", "", zx::s3_store("zarr", "", o));
+            CHECK((e && has(e->what(), "InvalidIdentityToken")));
+            CHECK((e && !has(e->what(), "second-token")));
+            CHECK(refusing.requests() == 1); // a refusal is not tried again
+            env.set("AWS_WEB_IDENTITY_TOKEN_FILE", nullptr);
+            env.set("AWS_ROLE_ARN", nullptr);
+        }
 
         // The container endpoint, with its authorization token (from the variable, then from a file).
         {

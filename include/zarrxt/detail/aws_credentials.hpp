@@ -3,7 +3,9 @@
  *  keys: the container credentials endpoint (ECS, EKS Pod Identity: AWS_CONTAINER_CREDENTIALS_*)
  *  and the EC2 instance metadata service, version 2 only (a session token first, then the role's
  *  credentials; version 1 answers without a token and is what instance-role thefts exploit).
- *  Both answer JSON with AccessKeyId, SecretAccessKey, Token and Expiration; s3_store asks them
+ *  Both answer JSON with AccessKeyId, SecretAccessKey, Token and Expiration. A third source is a
+ *  web identity token (AWS_WEB_IDENTITY_TOKEN_FILE with AWS_ROLE_ARN) exchanged at STS for a
+ *  role's credentials (AssumeRoleWithWebIdentity, XML). s3_store asks them
  *  when neither its options, the variables nor the shared files hold a key, and its engine asks
  *  again before they expire. Metadata requests never go through a proxy (the endpoints are
  *  link-local or loopback) and never carry or print a secret in an error.
@@ -12,6 +14,7 @@
 
 #include "../error.hpp"
 #include "json.hpp"
+#include "s3_xml.hpp"
 
 #include <curl/curl.h>
 
@@ -22,9 +25,11 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zarrxt::detail
@@ -32,6 +37,7 @@ namespace zarrxt::detail
 
 inline constexpr const char* container_source = "container credentials endpoint";
 inline constexpr const char* instance_source = "instance metadata service";
+inline constexpr const char* web_identity_source = "web identity token (STS AssumeRoleWithWebIdentity)";
 
 /// Keys with a lifetime, and where they came from (container_source or instance_source).
 struct aws_temporary_credentials
@@ -94,7 +100,8 @@ inline std::size_t metadata_body(char* data, std::size_t size, std::size_t n, vo
 /// One blocking request to a metadata endpoint, with its own easy handle (the engine's multi
 /// handle is not involved: these are a few requests per hour at most).
 inline metadata_answer metadata_request(const std::string& url, const char* method,
-                                        const std::vector<std::string>& headers, const metadata_timing& t)
+                                        const std::vector<std::string>& headers, const metadata_timing& t,
+                                        const std::string* body = nullptr, bool direct = true)
 {
     metadata_answer last;
     for (int attempt = 0; attempt < t.attempts; ++attempt)
@@ -113,7 +120,15 @@ inline metadata_answer metadata_request(const std::string& url, const char* meth
         curl_easy_setopt(e, CURLOPT_URL, url.c_str());
         curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
         curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+        if (direct)
+        {
+            curl_easy_setopt(e, CURLOPT_NOPROXY, "*"); // link-local and loopback endpoints
+        }
+        if (body != nullptr)
+        {
+            curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS, body->c_str());
+        }
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, t.timeout_ms);
@@ -139,10 +154,22 @@ inline metadata_answer metadata_request(const std::string& url, const char* meth
 inline std::optional<std::chrono::system_clock::time_point> parse_aws_time(const std::string& s)
 {
     std::tm tm{};
-    char z = 0;
-    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                    &tm.tm_min, &tm.tm_sec, &z) != 7 ||
-        z != 'Z')
+    int used = 0;
+    if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                    &tm.tm_min, &tm.tm_sec, &used) != 6)
+    {
+        return std::nullopt;
+    }
+    std::size_t at = static_cast<std::size_t>(used);
+    if (at < s.size() && s[at] == '.') // STS may give fractions of a second
+    {
+        ++at;
+        while (at < s.size() && std::isdigit(static_cast<unsigned char>(s[at])))
+        {
+            ++at;
+        }
+    }
+    if (at + 1 != s.size() || s[at] != 'Z')
     {
         return std::nullopt;
     }
@@ -355,6 +382,160 @@ inline std::optional<aws_temporary_credentials> instance_credentials()
         return std::nullopt;
     }
     return parse_credentials_document(doc.body, instance_source);
+}
+
+/// A value in an application/x-www-form-urlencoded body: RFC 3986 unreserved characters kept.
+inline std::string form_encode(std::string_view v)
+{
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : v)
+    {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '.' || c == '_' || c == '~')
+        {
+            out += static_cast<char>(c);
+        }
+        else
+        {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+/// From STS AssumeRoleWithWebIdentity, when AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are set
+/// (EKS service accounts, GitHub Actions OIDC): the token file is read on every call, since its
+/// issuer rotates it. The request itself is unsigned (the token is the proof). STS is
+/// AWS_ENDPOINT_URL_STS, else https://sts.REGION.amazonaws.com; ordinary proxies apply. A
+/// configured identity that STS refuses is store.8 with STS's code, never the token.
+inline std::optional<aws_temporary_credentials> web_identity_credentials(const std::string& region)
+{
+    const char* token_file = std::getenv("AWS_WEB_IDENTITY_TOKEN_FILE");
+    const char* role = std::getenv("AWS_ROLE_ARN");
+    if (token_file == nullptr || *token_file == '\0' || role == nullptr || *role == '\0')
+    {
+        return std::nullopt;
+    }
+    std::string token;
+    {
+        std::ifstream in(token_file);
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        token = ss.str();
+        while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+        {
+            token.pop_back();
+        }
+        if (!in || token.empty())
+        {
+            throw store_error(
+                store_errc::denied,
+                std::string("cannot read a web identity token from AWS_WEB_IDENTITY_TOKEN_FILE ") +
+                    token_file);
+        }
+    }
+    std::string session;
+    if (const char* n = std::getenv("AWS_ROLE_SESSION_NAME"); n != nullptr && *n != '\0')
+    {
+        session = n;
+    }
+    else
+    {
+        session = "zarrxt-" + std::to_string(static_cast<long long>(std::time(nullptr)));
+    }
+    std::string endpoint = "https://sts." + region + ".amazonaws.com";
+    if (const char* ep = std::getenv("AWS_ENDPOINT_URL_STS"); ep != nullptr && *ep != '\0')
+    {
+        endpoint = ep;
+    }
+    while (!endpoint.empty() && endpoint.back() == '/')
+    {
+        endpoint.pop_back();
+    }
+    const std::string body =
+        "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + form_encode(role) +
+        "&RoleSessionName=" + form_encode(session) + "&WebIdentityToken=" + form_encode(token);
+    metadata_timing t;
+    t.timeout_ms = 10000;
+    t.attempts = 3;
+    const metadata_answer a = metadata_request(
+        endpoint + "/", "POST",
+        {"Content-Type: application/x-www-form-urlencoded", "Accept: application/xml"}, t, &body, false);
+    // The answer: .../Credentials/{AccessKeyId, SecretAccessKey, SessionToken, Expiration}, or
+    // ErrorResponse/Error/{Code, Message}. Leaves are taken by their parent's name.
+    struct state
+    {
+        std::vector<std::string> path;
+        std::string text;
+        std::map<std::string, std::string> credentials;
+        std::map<std::string, std::string> error;
+    } st;
+    const std::string problem = run_expat(
+        byte_view(reinterpret_cast<const std::byte*>(a.body.data()), a.body.size()), &st,
+        [](void* self, const XML_Char* name, const XML_Char**)
+        {
+            auto& p = *static_cast<state*>(self);
+            p.path.emplace_back(name);
+            p.text.clear();
+        },
+        [](void* self, const XML_Char* name)
+        {
+            auto& p = *static_cast<state*>(self);
+            p.path.pop_back();
+            if (!p.path.empty() && p.path.back() == "Credentials")
+            {
+                p.credentials[name] = p.text;
+            }
+            else if (!p.path.empty() && p.path.back() == "Error")
+            {
+                p.error[name] = p.text;
+            }
+            p.text.clear();
+        },
+        [](void* self, const XML_Char* s, int len)
+        {
+            auto& p = *static_cast<state*>(self);
+            if (p.text.size() < (16u << 10))
+            {
+                p.text.append(s, static_cast<std::size_t>(len));
+            }
+        });
+    const std::string what = std::string("STS AssumeRoleWithWebIdentity for ") + role + " (" + endpoint + ")";
+    if (a.status != 200)
+    {
+        std::string why = a.status == 0 ? std::string("no answer") : "HTTP " + std::to_string(a.status);
+        if (problem.empty() && !st.error["Code"].empty())
+        {
+            why += ": " + st.error["Code"] + ": " + st.error["Message"];
+        }
+        throw store_error(store_errc::denied, what + " failed: " + why);
+    }
+    if (!problem.empty())
+    {
+        throw store_error(store_errc::denied, what + " answered no XML: " + problem);
+    }
+    aws_temporary_credentials c;
+    c.access_key_id = st.credentials["AccessKeyId"];
+    c.secret_access_key = st.credentials["SecretAccessKey"];
+    c.session_token = st.credentials["SessionToken"];
+    if (c.access_key_id.empty() || c.secret_access_key.empty())
+    {
+        throw store_error(store_errc::denied, what + " answered no AccessKeyId and SecretAccessKey");
+    }
+    if (const std::string& exp = st.credentials["Expiration"]; !exp.empty())
+    {
+        c.expires = parse_aws_time(exp);
+        if (!c.expires)
+        {
+            throw store_error(store_errc::denied,
+                              what + " answered an Expiration that is not a UTC time: " + exp);
+        }
+    }
+    c.source = web_identity_source;
+    return c;
 }
 
 } // namespace zarrxt::detail

@@ -16,11 +16,13 @@
  *  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION / AWS_DEFAULT_REGION,
  *  AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else from the profile (s3_options::profile, AWS_PROFILE,
  *  else "default") of the AWS shared files: ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE) and
- *  ~/.aws/config (AWS_CONFIG_FILE; region, endpoint_url, and credentials too), else temporary
- *  credentials from the container endpoint (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI)
- *  or the EC2 instance metadata service (IMDSv2; detail/aws_credentials.hpp), renewed by the
- *  engine before they expire. Without credentials requests go unsigned (public buckets). Credentials live in
- * the engine only: no URL, message or error contains them.
+ *  ~/.aws/config (AWS_CONFIG_FILE; region, endpoint_url, and credentials too); temporary
+ *  credentials from a web identity token exchanged at STS (AWS_WEB_IDENTITY_TOKEN_FILE and
+ *  AWS_ROLE_ARN, before the files), else from the container endpoint
+ *  (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI) or the EC2 instance metadata service
+ *  (IMDSv2) after them (detail/aws_credentials.hpp), renewed by the engine before they expire. Without
+ * credentials requests go unsigned (public buckets). Credentials live in the engine only: no URL, message or
+ * error contains them.
  *
  *  No locks exist on S3: lock_key() serialises the writers of one process only. Two processes
  *  writing parts of one shard at once can each replace the whole shard (the last PUT wins, the
@@ -491,29 +493,44 @@ inline auto s3_store::configure(std::string bucket, std::string prefix, s3_optio
     std::string key_id = detail::env_or(options.access_key_id, {"AWS_ACCESS_KEY_ID"});
     std::string secret = detail::env_or(options.secret_access_key, {"AWS_SECRET_ACCESS_KEY"});
     std::string token = detail::env_or(options.session_token, {"AWS_SESSION_TOKEN"});
-    if (key_id.empty() && secret.empty())
+    // Temporary credentials, in the AWS SDKs' order: a web identity token exchanged at STS before
+    // the shared files, the container endpoint and the instance metadata service after them.
+    enum class temporary_source
+    {
+        web_identity,
+        container,
+        instance
+    };
+    std::optional<detail::aws_temporary_credentials> temporary;
+    temporary_source from = temporary_source::web_identity;
+    const bool keyless = key_id.empty() && secret.empty();
+    if (!options.anonymous && keyless)
+    {
+        detail::ensure_curl_global_init(); // before the first easy handle of the process
+        temporary = detail::web_identity_credentials(region);
+    }
+    if (keyless && !temporary)
     {
         // A key and its secret come from one place: the files only when neither was given.
         key_id = from_files("aws_access_key_id");
         secret = from_files("aws_secret_access_key");
         token = from_files("aws_session_token");
     }
-    // Temporary credentials from the endpoints AWS compute provides, last, as the AWS SDKs do.
-    std::optional<detail::aws_temporary_credentials> temporary;
-    if (!options.anonymous && key_id.empty() && secret.empty())
+    if (!options.anonymous && !temporary && key_id.empty() && secret.empty())
     {
-        detail::ensure_curl_global_init(); // before the first easy handle of the process
+        from = temporary_source::container;
         temporary = detail::container_credentials();
         if (!temporary && options.instance_metadata)
         {
+            from = temporary_source::instance;
             temporary = detail::instance_credentials();
         }
-        if (temporary)
-        {
-            key_id = temporary->access_key_id;
-            secret = temporary->secret_access_key;
-            token = temporary->session_token;
-        }
+    }
+    if (temporary)
+    {
+        key_id = temporary->access_key_id;
+        secret = temporary->secret_access_key;
+        token = temporary->session_token;
     }
     if (!options.anonymous && !key_id.empty() && !secret.empty())
     {
@@ -527,13 +544,12 @@ inline auto s3_store::configure(std::string bucket, std::string prefix, s3_optio
         {
             signing->source = temporary->source;
             signing->expires = temporary->expires;
-            const bool container = temporary->source == detail::container_source;
-            const bool imds = options.instance_metadata;
-            // The engine calls this before the credentials expire: the same endpoint, asked again.
-            signing->renew = [container, imds](detail::aws_signing& sg)
+            // The engine calls this before the credentials expire: the same source, asked again.
+            signing->renew = [from, region](detail::aws_signing& sg)
             {
-                auto c = container ? detail::container_credentials()
-                                   : (imds ? detail::instance_credentials() : std::nullopt);
+                auto c = from == temporary_source::web_identity ? detail::web_identity_credentials(region)
+                         : from == temporary_source::container  ? detail::container_credentials()
+                                                                : detail::instance_credentials();
                 if (!c)
                 {
                     return false;
