@@ -15,6 +15,7 @@
 #include "../error.hpp"
 #include "json.hpp"
 #include "s3_xml.hpp"
+#include "text.hpp"
 
 #include <curl/curl.h>
 
@@ -384,26 +385,12 @@ inline std::optional<aws_temporary_credentials> instance_credentials()
     return parse_credentials_document(doc.body, instance_source);
 }
 
-/// A value in an application/x-www-form-urlencoded body: RFC 3986 unreserved characters kept.
-inline std::string form_encode(std::string_view v)
+/// A value URI-encoded as SigV4's canonical request encodes a query value: everything but the
+/// RFC 3986 unreserved characters, '/' included. S3 queries use it so that the query sent is
+/// already canonical; the STS form body below is encoded the same way.
+inline std::string s3_query_encode(std::string_view v)
 {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : v)
-    {
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '.' || c == '_' || c == '~')
-        {
-            out += static_cast<char>(c);
-        }
-        else
-        {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
+    return percent_encode(v, false);
 }
 
 /// From STS AssumeRoleWithWebIdentity, when AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN are set
@@ -456,8 +443,8 @@ inline std::optional<aws_temporary_credentials> web_identity_credentials(const s
         endpoint.pop_back();
     }
     const std::string body =
-        "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + form_encode(role) +
-        "&RoleSessionName=" + form_encode(session) + "&WebIdentityToken=" + form_encode(token);
+        "Action=AssumeRoleWithWebIdentity&Version=2011-06-15&RoleArn=" + s3_query_encode(role) +
+        "&RoleSessionName=" + s3_query_encode(session) + "&WebIdentityToken=" + s3_query_encode(token);
     metadata_timing t;
     t.timeout_ms = 10000;
     t.attempts = 3;

@@ -1,6 +1,6 @@
 /** @file detail/text.hpp
- *  Text encodings the fixed-width string types need: standard base64 (numpy |S fill values are
- *  stored that way by zarr-python) and strict UTF-8 <-> UTF-32 conversion. Strict means what the
+ *  Text encodings: percent-encoding for URLs (remote stores), standard base64 (numpy |S fill values
+ *  are stored that way by zarr-python) and strict UTF-8 <-> UTF-32 conversion. Strict means what the
  *  Unicode standard calls well-formed: no overlong forms, no surrogates, nothing above U+10FFFF,
  *  so a value that round-trips through zarrxt is the value that was stored.
  */
@@ -15,6 +15,30 @@
 
 namespace zarrxt::detail
 {
+
+/// RFC 3986 percent-encoding: the unreserved characters kept, and '/' too when `keep_slash`
+/// (a store key's segments in a URL path; a SigV4 query value or form value encodes it).
+inline std::string percent_encode(std::string_view v, bool keep_slash)
+{
+    static const char* hex = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(v.size());
+    for (unsigned char c : v)
+    {
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+            c == '.' || c == '_' || c == '~' || (keep_slash && c == '/'))
+        {
+            out += static_cast<char>(c);
+        }
+        else
+        {
+            out += '%';
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
 
 inline std::string base64_encode(std::string_view in)
 {

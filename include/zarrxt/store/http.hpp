@@ -18,6 +18,7 @@
  */
 #pragma once
 
+#include "../detail/text.hpp"
 #include "concepts.hpp"
 #include "curl_engine.hpp"
 #include "key.hpp"
@@ -165,25 +166,7 @@ namespace detail
 /// A key's segments percent-encoded (RFC 3986 unreserved characters and '/' kept).
 inline std::string percent_encode_key(std::string_view key)
 {
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(key.size());
-    for (unsigned char c : key)
-    {
-        const bool keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                          c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
-        if (keep)
-        {
-            out += static_cast<char>(c);
-        }
-        else
-        {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
+    return percent_encode(key, true);
 }
 
 /// The validator a generation is made of: the ETag, else Last-Modified and the size.

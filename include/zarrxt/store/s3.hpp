@@ -283,29 +283,6 @@ inline std::optional<std::map<std::string, std::string>> aws_ini_section(const s
     return out;
 }
 
-/// A query value URI-encoded the way SigV4's canonical request encodes it (everything but the
-/// unreserved characters, '/' included), so the query sent is already canonical.
-inline std::string s3_query_encode(std::string_view v)
-{
-    static const char* hex = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : v)
-    {
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-            c == '.' || c == '_' || c == '~')
-        {
-            out += static_cast<char>(c);
-        }
-        else
-        {
-            out += '%';
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        }
-    }
-    return out;
-}
-
 inline bool is_valid_key(std::string_view key)
 {
     try
