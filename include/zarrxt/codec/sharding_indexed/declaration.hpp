@@ -113,6 +113,9 @@ private:
     /// The index's bytes decoded by the index chain (the view may point into `local` or `bytes`).
     array_view decode_index(mutable_byte_view bytes, scratch_space& local, std::uint64_t object_size,
                             const std::string& key) const;
+    /// A decoded index (any strides) copied into a validated table in C order.
+    shard_index_ptr index_from(const array_view& v, std::uint64_t object_size, std::uint64_t generation,
+                               const std::string& key) const;
     /// Every entry of a decoded index (native pairs in C order) missing, or inside the shard and
     /// clear of the index; a shard_error naming the first that is not.
     void validate_index(const std::byte* entries, std::uint64_t object_size, const std::string& key) const;

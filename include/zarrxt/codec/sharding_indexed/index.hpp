@@ -128,7 +128,15 @@ shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::parse_inde
     const std::string& key) const
 {
     scratch_space local;
-    const array_view v = decode_index(bytes, local, object_size, key);
+    return index_from(decode_index(bytes, local, object_size, key), object_size, generation, key);
+}
+
+template <class InnerChain, class IndexChain, class IndexCache>
+shard_index_ptr sharding_indexed<InnerChain, IndexChain, IndexCache>::index_from(const array_view& v,
+                                                                                 std::uint64_t object_size,
+                                                                                 std::uint64_t generation,
+                                                                                 const std::string& key) const
+{
     auto idx = std::make_shared<shard_index>();
     idx->generation = generation;
     idx->object_size = object_size;

@@ -72,7 +72,9 @@ bool sharding_indexed<InnerChain, IndexChain, IndexCache>::plan_read(range_reade
                 }
                 else // an index chain that leaves the entries strided (a transpose): a C-order copy
                 {
-                    idx = parse_index(index_bytes.mutable_view(), info->size, info->generation, src.key());
+                    // Of the view decoded above: decoding the bytes again would run the chain's
+                    // in-place stages (a big-endian swap) twice and fail the checksum.
+                    idx = index_from(v, info->size, info->generation, src.key());
                 }
             }
         }
