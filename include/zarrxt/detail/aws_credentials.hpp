@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -39,6 +40,44 @@ namespace zarrxt::detail
 inline constexpr const char* container_source = "container credentials endpoint";
 inline constexpr const char* instance_source = "instance metadata service";
 inline constexpr const char* web_identity_source = "web identity token (STS AssumeRoleWithWebIdentity)";
+
+/// `given` when not empty, else the first of the variables `names` that is set and not empty,
+/// else `fallback` (how every AWS setting is looked up: options, then variables).
+inline std::string env_or(const std::string& given, std::initializer_list<const char*> names,
+                          std::string fallback = {})
+{
+    if (!given.empty())
+    {
+        return given;
+    }
+    for (const char* n : names)
+    {
+        if (const char* v = std::getenv(n); v != nullptr && *v != '\0')
+        {
+            return v;
+        }
+    }
+    return fallback;
+}
+
+/// The contents of a token file without trailing white space (a final newline); nullopt when it
+/// cannot be opened.
+inline std::optional<std::string> read_token_file(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+    {
+        return std::nullopt;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    std::string token = ss.str();
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
+    {
+        token.pop_back();
+    }
+    return token;
+}
 
 /// Keys with a lifetime, and where they came from (container_source or instance_source).
 struct aws_temporary_credentials
@@ -294,26 +333,15 @@ inline std::optional<aws_temporary_credentials> container_credentials()
                 url.substr(0, url.find('?')) + "\"");
     }
     std::vector<std::string> headers;
-    std::string token;
-    if (const char* f = std::getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"); f != nullptr && *f != '\0')
+    std::string token = env_or({}, {"AWS_CONTAINER_AUTHORIZATION_TOKEN"});
+    if (const std::string f = env_or({}, {"AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"}); !f.empty())
     {
-        std::ifstream in(f);
-        if (!in)
+        auto from_file = read_token_file(f);
+        if (!from_file)
         {
-            throw store_error(store_errc::denied,
-                              std::string("cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE ") + f);
+            throw store_error(store_errc::denied, "cannot read AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE " + f);
         }
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        token = ss.str();
-        while (!token.empty() && (token.back() == '\n' || token.back() == '\r'))
-        {
-            token.pop_back();
-        }
-    }
-    else if (const char* t = std::getenv("AWS_CONTAINER_AUTHORIZATION_TOKEN"); t != nullptr)
-    {
-        token = t;
+        token = std::move(*from_file);
     }
     if (token.find_first_of("\r\n") != std::string::npos)
     {
@@ -400,44 +428,21 @@ inline std::string s3_query_encode(std::string_view v)
 /// configured identity that STS refuses is store.8 with STS's code, never the token.
 inline std::optional<aws_temporary_credentials> web_identity_credentials(const std::string& region)
 {
-    const char* token_file = std::getenv("AWS_WEB_IDENTITY_TOKEN_FILE");
-    const char* role = std::getenv("AWS_ROLE_ARN");
-    if (token_file == nullptr || *token_file == '\0' || role == nullptr || *role == '\0')
+    const std::string token_file = env_or({}, {"AWS_WEB_IDENTITY_TOKEN_FILE"});
+    const std::string role = env_or({}, {"AWS_ROLE_ARN"});
+    if (token_file.empty() || role.empty())
     {
         return std::nullopt;
     }
-    std::string token;
+    const std::string token = read_token_file(token_file).value_or(std::string());
+    if (token.empty())
     {
-        std::ifstream in(token_file);
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        token = ss.str();
-        while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back())))
-        {
-            token.pop_back();
-        }
-        if (!in || token.empty())
-        {
-            throw store_error(
-                store_errc::denied,
-                std::string("cannot read a web identity token from AWS_WEB_IDENTITY_TOKEN_FILE ") +
-                    token_file);
-        }
+        throw store_error(store_errc::denied,
+                          "cannot read a web identity token from AWS_WEB_IDENTITY_TOKEN_FILE " + token_file);
     }
-    std::string session;
-    if (const char* n = std::getenv("AWS_ROLE_SESSION_NAME"); n != nullptr && *n != '\0')
-    {
-        session = n;
-    }
-    else
-    {
-        session = "zarrxt-" + std::to_string(static_cast<long long>(std::time(nullptr)));
-    }
-    std::string endpoint = "https://sts." + region + ".amazonaws.com";
-    if (const char* ep = std::getenv("AWS_ENDPOINT_URL_STS"); ep != nullptr && *ep != '\0')
-    {
-        endpoint = ep;
-    }
+    const std::string session = env_or(
+        {}, {"AWS_ROLE_SESSION_NAME"}, "zarrxt-" + std::to_string(static_cast<long long>(std::time(nullptr))));
+    std::string endpoint = env_or({}, {"AWS_ENDPOINT_URL_STS"}, "https://sts." + region + ".amazonaws.com");
     while (!endpoint.empty() && endpoint.back() == '/')
     {
         endpoint.pop_back();
@@ -490,7 +495,7 @@ inline std::optional<aws_temporary_credentials> web_identity_credentials(const s
                 p.text.append(s, static_cast<std::size_t>(len));
             }
         });
-    const std::string what = std::string("STS AssumeRoleWithWebIdentity for ") + role + " (" + endpoint + ")";
+    const std::string what = "STS AssumeRoleWithWebIdentity for " + role + " (" + endpoint + ")";
     if (a.status != 200)
     {
         std::string why = a.status == 0 ? std::string("no answer") : "HTTP " + std::to_string(a.status);

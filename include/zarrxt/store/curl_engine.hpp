@@ -114,7 +114,7 @@ struct aws_signing
     std::string access_key_id;
     std::string secret_access_key;
     std::string session_token; ///< sent as x-amz-security-token (temporary credentials)
-    /// Temporary credentials (from a container or instance metadata endpoint): when they expire,
+    /// Temporary credentials (from STS, a container or an instance metadata endpoint): when they expire,
     /// and how to replace them (the function updates the keys, token and expiry in place and
     /// returns false when it could not). Unset for keys that do not expire.
     std::optional<std::chrono::system_clock::time_point> expires{};

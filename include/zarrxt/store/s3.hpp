@@ -20,9 +20,9 @@
  *  credentials from a web identity token exchanged at STS (AWS_WEB_IDENTITY_TOKEN_FILE and
  *  AWS_ROLE_ARN, before the files), else from the container endpoint
  *  (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI / _FULL_URI) or the EC2 instance metadata service
- *  (IMDSv2) after them (detail/aws_credentials.hpp), renewed by the engine before they expire. Without
- * credentials requests go unsigned (public buckets). Credentials live in the engine only: no URL, message or
- * error contains them.
+ *  (IMDSv2) after them (detail/aws_credentials.hpp), renewed by the engine before they
+ *  expire. Without credentials requests go unsigned (public buckets). Credentials live in the
+ *  engine only: no URL, message or error contains them.
  *
  *  No locks exist on S3: lock_key() serialises the writers of one process only. Two processes
  *  writing parts of one shard at once can each replace the whole shard (the last PUT wins, the
@@ -207,22 +207,6 @@ private:
 namespace detail
 {
 
-inline std::string env_or(const std::string& given, std::initializer_list<const char*> names,
-                          std::string fallback = {})
-{
-    if (!given.empty())
-    {
-        return given;
-    }
-    for (const char* n : names)
-    {
-        if (const char* v = std::getenv(n); v != nullptr && *v != '\0')
-        {
-            return v;
-        }
-    }
-    return fallback;
-}
 
 /// The `name = value` settings of section `[section]` of an AWS shared file (an INI file, as the
 /// AWS CLI writes it), names lower-cased; nullopt when the file cannot be read or has no such
